@@ -1,0 +1,41 @@
+# wmr_dynamics — two commands: `make run` (the main job) and `make test` (the whole suite).
+# Both install what they need into .venv first (idempotent; a no-op when up to date).
+# Needs only python3 (3.10+ with the venv module), cmake and g++.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+OUT    ?= out
+
+# DDS must stay on loopback on every machine we run on (ROS_NOTES.md): every recipe that may start
+# rclpy gets these; the domain id is per make invocation, so parallel runs do not cross-talk.
+export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
+export ROS_DOMAIN_ID ?= $(shell $(PYTHON) -c "import random; print(random.randint(1, 101))")
+export NUMBA_CACHE_DIR ?= $(CURDIR)/$(VENV)/numba_cache
+export MPLBACKEND := Agg
+
+.PHONY: install run test lint clean
+
+install: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt setup.py
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "error: '$(PYTHON) -m venv' failed; on Debian/Ubuntu run: apt-get install python3-venv"; exit 1; }
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $(STAMP)
+	@echo "installed into $(VENV)"
+
+# The main job: Rocky 7 on Gaussian rough terrain (RMS 0.05 m, correlation length 0.2 m, seed 1).
+run: install
+	$(PY) -m wmr_dynamics.cli show --vehicle rocky7 --terrain rough --seed 1 --out $(OUT)
+
+test: install
+	$(PY) -m pytest -n 2 -q
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) $(OUT) build install log *.egg-info

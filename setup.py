@@ -1,0 +1,34 @@
+"""ament_python / pip setup for wmr_dynamics (see package.xml for the ROS 2 dependencies)."""
+
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "wmr_dynamics"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    description="Fast 3D kinematic and dynamic motion models of wheeled mobile robots from URDF",
+    packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*"]),
+    python_requires=">=3.10",
+    install_requires=["numpy", "scipy", "numba", "urdf-parser-py", "PyYAML", "matplotlib"],
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", glob("launch/*.py")),
+        (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/worlds", glob("worlds/*")),
+    ],
+    zip_safe=True,
+    maintainer="wmr_dynamics developers",
+    maintainer_email="wmr-dynamics@example.org",
+    license="BSD-3-Clause",
+    tests_require=["pytest"],
+    entry_points={
+        "console_scripts": [
+            "wmr-show = wmr_dynamics.cli:show_main",
+        ],
+    },
+)

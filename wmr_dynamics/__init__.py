@@ -1,0 +1,17 @@
+"""wmr_dynamics: fast 3D kinematic and dynamic motion models of wheeled mobile robots.
+
+After N. Seegmiller, *Dynamic Model Formulation and Calibration for Wheeled Mobile Robots* (CMU 2014).
+Importable without ROS; ROS 2 nodes live in :mod:`wmr_dynamics.ros`.
+"""
+
+from wmr_dynamics.errors import ModelError, TerrainError, UrdfError, WmrError
+from wmr_dynamics.kinematics import forward_kinematics
+from wmr_dynamics.model import Frame, JointConstraint, JointSpring, Wheel, WmrModel
+from wmr_dynamics.urdf import bundled_vehicles, load_model
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Frame", "JointConstraint", "JointSpring", "ModelError", "TerrainError", "UrdfError", "Wheel", "WmrError",
+    "WmrModel", "bundled_vehicles", "forward_kinematics", "load_model", "__version__",
+]

@@ -1,0 +1,118 @@
+"""Command-line tools.
+
+``wmr-show`` (or ``python -m wmr_dynamics.cli show``): load a vehicle, build a terrain, place the vehicle
+on it, print the model and its wheel contacts and write a picture.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from wmr_dynamics import spatial, terrain as terrain_mod
+from wmr_dynamics.collision import drop_onto_terrain, wheel_contacts
+from wmr_dynamics.errors import WmrError
+from wmr_dynamics.kinematics import forward_kinematics
+from wmr_dynamics.urdf import bundled_vehicles, load_model
+
+
+def _terrain(args: argparse.Namespace) -> terrain_mod.Terrain:
+    if args.terrain == "rough":
+        return terrain_mod.gaussian_rough_terrain(rms=args.rms, corr_len=args.corr_len, seed=args.seed)
+    return terrain_mod.load_terrain(args.terrain)
+
+
+def _initial_xy_yaw(model, args: argparse.Namespace) -> tuple[np.ndarray, float]:
+    pose = model.config.get("initial_pose") or {}
+    xyz = np.array(pose.get("xyz", [0.0, 0.0, 0.0]), dtype=float)
+    yaw = float((pose.get("rpy") or [0.0, 0.0, 0.0])[2])
+    if args.x is not None:
+        xyz[0] = args.x
+    if args.y is not None:
+        xyz[1] = args.y
+    if args.yaw is not None:
+        yaw = args.yaw
+    return xyz, yaw
+
+
+def show_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="wmr-show", description="Place a vehicle on a terrain, print its model and "
+                                "wheel contacts, write a picture.")
+    p.add_argument("--vehicle", default="rocky7", help="bundled vehicle name or path to a URDF / vehicle YAML")
+    p.add_argument("--terrain", default="rough",
+                   help="flat | rough | ramp | steps | FILE (height grid .txt, heightmap .yaml/.npy, SDF world)")
+    p.add_argument("--rms", type=float, default=0.05, help="rough terrain RMS height, m (default 0.05)")
+    p.add_argument("--corr-len", type=float, default=0.2, help="rough terrain correlation length, m (default 0.2)")
+    p.add_argument("--seed", type=int, default=1, help="rough terrain random seed (default 1)")
+    p.add_argument("--x", type=float, default=None, help="body x, m (default: the vehicle YAML's initial_pose)")
+    p.add_argument("--y", type=float, default=None, help="body y, m")
+    p.add_argument("--yaw", type=float, default=None, help="body yaw, rad")
+    p.add_argument("--out", default="out", help="output folder (default ./out)")
+    p.add_argument("--list-vehicles", action="store_true", help="list bundled vehicles and exit")
+    p.add_argument("--json", action="store_true", help="print one line of JSON as the last line of stdout")
+    return p
+
+
+def show_main(argv: list[str] | None = None) -> int:
+    args = show_parser().parse_args(argv)
+    if args.list_vehicles:
+        print("\n".join(bundled_vehicles()))
+        return 0
+    t0 = time.perf_counter()
+    try:
+        model = load_model(args.vehicle)
+        ground = _terrain(args)
+        xyz, yaw = _initial_xy_yaw(model, args)
+        q = model.state(xyz=(xyz[0], xyz[1], xyz[2]), rpy=(0.0, 0.0, yaw))
+        q = drop_onto_terrain(model, q, ground)
+    except WmrError as e:
+        print(f"wmr-show: error: {e}", file=sys.stderr)
+        return 2
+    T = forward_kinematics(model, q)
+    contacts = wheel_contacts(model, T, ground)
+    from wmr_dynamics.io.plots import plot_vehicle_on_terrain
+
+    out = Path(args.out)
+    terrain_label = (f"Gaussian rough terrain (RMS {args.rms} m, correlation length {args.corr_len} m, "
+                     f"seed {args.seed})" if args.terrain == "rough" else args.terrain)
+    png = plot_vehicle_on_terrain(model, T, ground, contacts, out / f"{model.name}_on_terrain.png",
+                                  title=f"{model.name} on {terrain_label}")
+    rpy = spatial.quat_to_rpy(q[:4])
+    print(model.summary())
+    print(f"\nterrain: {terrain_label}")
+    print(f"body pose: x {q[4]:+.3f} m, y {q[5]:+.3f} m, z {q[6]:+.3f} m, "
+          f"roll {rpy[0]:+.3f}, pitch {rpy[1]:+.3f}, yaw {rpy[2]:+.3f} rad "
+          "(lowered until the lowest wheel touches; contact initialization of §2.2.4 comes with the kinematics)")
+    print(f"{'wheel':<12}{'dz (mm)':>9}{'contact angle (deg)':>21}   contact point (m)          normal")
+    for w, name in enumerate(model.wheel_names):
+        p, n = contacts.points[w], contacts.normals[w]
+        print(f"{name:<12}{contacts.dz[w] * 1000:>9.1f}{np.degrees(contacts.angle[w]):>21.1f}   "
+              f"({p[0]:+.3f}, {p[1]:+.3f}, {p[2]:+.3f})   ({n[0]:+.2f}, {n[1]:+.2f}, {n[2]:+.2f})")
+    print(f"\npicture: {png}")
+    if args.json:
+        print(json.dumps({
+            "vehicle": model.name, "num_wheels": model.num_wheels, "num_dof": model.num_dof,
+            "total_mass_kg": model.total_mass, "pose": [float(v) for v in (*q[4:7], *rpy)],
+            "dz_m": contacts.dz.tolist(), "contact_angle_rad": contacts.angle.tolist(),
+            "picture": str(png), "wall_time_s": time.perf_counter() - t0,
+        }))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    commands = {"show": show_main}
+    if not argv or argv[0] not in commands:
+        print(f"usage: python -m wmr_dynamics.cli {{{','.join(commands)}}} [options]  (--help for each)",
+              file=sys.stderr)
+        return 2
+    return commands[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Input/output: plots, result files (and, later, rosbag2/MCAP logs)."""

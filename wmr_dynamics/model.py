@@ -1,0 +1,400 @@
+"""The WMR model: an ordered frame tree with 1-DOF joints, wheels and joint constraints (thesis §2.2.1).
+
+A :class:`WmrModel` is an immutable description, compiled once into flat NumPy arrays (as Pinocchio's
+``Model`` / MuJoCo's ``mjModel``).  Per-step code reads only those arrays:
+
+================  ==============  =========================================================================
+array             shape           meaning
+================  ==============  =========================================================================
+``parent``        (nf,)           parent frame index, ``parent[i] < i``; ``-1`` for the body (frame 0)
+``joint_type``    (nf,)           0..5 = RX, RY, RZ, PX, PY, PZ (axis = type % 3); ``-1`` for the body
+``actuated``      (nf,)           joint driven by an actuator (Table 2.2, col. 5)
+``T0``            (nf, 4, 4)      pose w.r.t. parent at zero joint displacement, ``T_i^{p(i)} | θ=0``
+``mass``          (nf,)           kg
+``com``           (nf, 3)         centre of mass in the frame, m
+``inertia``       (nf, 3, 3)      rotational inertia about the centre of mass, frame axes, kg·m²
+``I_spatial``     (nf, 6, 6)      spatial inertia about the frame origin (eq. B.13)
+``joint_lower``   (nf,)           joint limits (rad or m); ±inf if none
+``wheel_frame``   (nw,)           frame index of each wheel (revolute about its own y axis)
+``wheel_radii``   (nw,)           m (outer radius; see :class:`Wheel`)
+``wheel_widths``  (nw,)           m
+``wheel_torus``   (nw,)           True for torus wheels (Auchter et al.)
+``wheel_tube_radii`` (nw,)        tread crown (tube) radius of a torus wheel, m; 0 for a 3D circle
+``A_joint``       (nc, ndof)      holonomic joint constraint rows, ``A_joint θ = b_joint`` (eqs. 2.25–2.26)
+``b_joint``       (nc,)
+================  ==============  =========================================================================
+
+State layout (DESIGN.md, thesis eq. 2.10): ``q = [quat_xyzw(4); position(3); θ(nj)]``, joint-space
+velocity (eq. 2.13) ``q̇' = [ω_b(3); v_b(3); θ̇(nj)]`` in body coordinates.  The joint of frame
+``i >= 1`` has displacement ``θ[i-1]`` and joint-space index ``i + 5`` (thesis: "i + 5" with 1-based i).
+
+Contact frames (one per wheel, §2.2.1) depend on the terrain, so they are not stored here: collision
+detection (:mod:`wmr_dynamics.collision`) computes them each step and algorithms append them after the
+``nf`` model frames.  Tracks (Contact Surface Motion, Pecka et al.) will add contact elements that belong
+to a track frame instead of a wheel frame; the wheel arrays above are the template for them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from wmr_dynamics import spatial
+from wmr_dynamics.errors import ModelError
+
+JOINT_TYPES: tuple[str, ...] = ("RX", "RY", "RZ", "PX", "PY", "PZ")
+G = 9.81  # m/s², the gravity used throughout the thesis's examples
+
+
+def is_revolute(joint_type: int) -> bool:
+    """True for RX, RY, RZ codes."""
+    return 0 <= joint_type < 3
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame of the tree (a row of thesis Table 2.2, plus mass properties).
+
+    Attributes:
+        name: frame name (for URDF models, the link name).
+        parent: parent frame name; ``None`` for the body frame.
+        joint_type: ``"RX"``…``"PZ"``: revolute about / prismatic along an axis of this frame;
+            ``None`` for the body frame.
+        joint_name: name of the joint (URDF joint name); defaults to the frame name.
+        actuated: joint driven by an actuator.
+        xyz, rpy: pose w.r.t. the parent frame at zero joint displacement, m and rad (R = Rz·Ry·Rx).
+        mass: kg.  com: centre of mass in this frame, m.  inertia: 3×3 about the centre of mass, kg·m².
+        limits: (lower, upper) joint displacement limits, rad or m.
+        aliases: other names that refer to this frame (e.g. URDF links merged into it by fixed joints).
+    """
+
+    name: str
+    parent: str | None = None
+    joint_type: str | None = None
+    joint_name: str | None = None
+    actuated: bool = False
+    xyz: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    mass: float = 0.0
+    com: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    inertia: tuple[tuple[float, ...], ...] = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    limits: tuple[float, float] = (-np.inf, np.inf)
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Wheel:
+    """A wheel attached to a frame that turns about its own y axis (thesis §2.2.1 convention).
+
+    ``radius`` is the outer radius (m).  A ``shape="cylinder"`` wheel is the thesis's thin 3D circle
+    in the wheel's x–z plane; ``shape="torus"`` (Auchter et al.) has a tread of crown radius
+    ``tube_radius`` whose centre line is a circle of radius ``radius - tube_radius``.
+    """
+
+    frame: str
+    radius: float
+    width: float = 0.0
+    shape: str = "cylinder"
+    tube_radius: float = 0.0
+
+
+@dataclass(frozen=True)
+class JointConstraint:
+    """Holonomic joint constraint ``Σ_j coeffs[j]·θ_j = value`` (thesis eqs. 2.25, E.1); keys are joint names."""
+
+    name: str
+    coeffs: dict[str, float]
+    value: float = 0.0
+
+
+@dataclass(frozen=True)
+class JointSpring:
+    """Spring–damper joint model ``τ = −k(θ − rest) − c·θ̇`` (thesis eq. 2.74), SI units."""
+
+    stiffness: float
+    damping: float
+    rest: float = 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class WmrModel:
+    """Immutable WMR model; build it with ``WmrModel(frames, wheels, ...)`` or :func:`wmr_dynamics.load_model`.
+
+    ``frames[0]`` is the body frame; each later frame's parent must come earlier (``p(i) < i``).
+    """
+
+    frames: tuple[Frame, ...]
+    wheels: tuple[Wheel, ...]
+    joint_constraints: tuple[JointConstraint, ...] = ()
+    joint_springs: dict[str, JointSpring] = field(default_factory=dict)
+    name: str = "wmr"
+    config: dict = field(default_factory=dict)
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "frames", tuple(self.frames))
+        object.__setattr__(self, "wheels", tuple(self.wheels))
+        object.__setattr__(self, "joint_constraints", tuple(self.joint_constraints))
+        _validate(self)
+        _compile(self)
+
+    # ---- names and sizes ---------------------------------------------------------------------
+    @property
+    def frame_names(self) -> list[str]:
+        return [f.name for f in self.frames]
+
+    @property
+    def joint_names(self) -> list[str]:
+        """Names of the 1-DOF joints, in state order (``θ[k]`` is the joint of frame ``k + 1``)."""
+        return [f.joint_name or f.name for f in self.frames[1:]]
+
+    @property
+    def actuated_joint_names(self) -> list[str]:
+        return [f.joint_name or f.name for f in self.frames[1:] if f.actuated]
+
+    @property
+    def wheel_names(self) -> list[str]:
+        """Wheel frame names (URDF wheel link names), in wheel order."""
+        return [w.frame for w in self.wheels]
+
+    @property
+    def wheel_joint_names(self) -> list[str]:
+        return [self.joint_names[self.frame_index(w.frame) - 1] for w in self.wheels]
+
+    @property
+    def num_frames(self) -> int:
+        return len(self.frames)
+
+    @property
+    def num_joints(self) -> int:
+        return len(self.frames) - 1
+
+    @property
+    def num_dof(self) -> int:
+        """Joint-space dimension: 6 (floating body) + number of joints."""
+        return 6 + self.num_joints
+
+    @property
+    def num_states(self) -> int:
+        """State-vector length: quaternion (4) + position (3) + joints."""
+        return 7 + self.num_joints
+
+    @property
+    def num_wheels(self) -> int:
+        return len(self.wheels)
+
+    @property
+    def num_joint_constraints(self) -> int:
+        return len(self.joint_constraints)
+
+    @property
+    def total_mass(self) -> float:
+        """kg."""
+        return float(self.mass.sum())
+
+    # ---- lookups -------------------------------------------------------------------------------
+    def frame_index(self, name: str) -> int:
+        """Index of a frame by frame name, merged-link alias or joint name."""
+        try:
+            return self._index[name]
+        except KeyError:
+            raise ModelError(f"model '{self.name}': no frame, link or joint named '{name}' "
+                             f"(frames: {', '.join(self.frame_names)})") from None
+
+    def joint_index(self, name: str) -> int:
+        """Index into ``θ`` of a joint (by joint or frame name)."""
+        i = self.frame_index(name)
+        if i == 0:
+            raise ModelError(f"model '{self.name}': '{name}' is the body frame, which has no 1-DOF joint")
+        return i - 1
+
+    def wheel_index(self, name: str) -> int:
+        """Wheel number of a wheel given by frame (link) or joint name."""
+        fi = self.frame_index(name)
+        hits = np.flatnonzero(self.wheel_frame == fi)
+        if hits.size == 0:
+            raise ModelError(f"model '{self.name}': '{name}' is not a wheel (wheels: {', '.join(self.wheel_names)})")
+        return int(hits[0])
+
+    def wheel_radius(self, name: str) -> float:
+        """Outer radius (m) of a wheel given by frame (link) or joint name."""
+        return float(self.wheel_radii[self.wheel_index(name)])
+
+    # ---- states ----------------------------------------------------------------------------------
+    def state(self, xyz: ArrayLike = (0.0, 0.0, 0.0), rpy: ArrayLike = (0.0, 0.0, 0.0),
+              joints: dict[str, float] | ArrayLike | None = None) -> NDArray:
+        """State vector ``q`` from a body pose (world frame, m and rad) and joint displacements.
+
+        ``joints`` is a dict name → value (others 0) or a full array of ``num_joints`` values.
+        """
+        q = np.zeros(self.num_states)
+        q[:4] = spatial.rpy_to_quat(_finite3(rpy, "rpy"))
+        q[4:7] = _finite3(xyz, "xyz")
+        if isinstance(joints, dict):
+            for name, value in joints.items():
+                q[7 + self.joint_index(name)] = float(value)
+        elif joints is not None:
+            theta = np.asarray(joints, dtype=float)
+            if theta.shape != (self.num_joints,):
+                raise ModelError(f"joints: expected {self.num_joints} values, got shape {theta.shape}")
+            q[7:] = theta
+        if not np.all(np.isfinite(q)):
+            raise ModelError(f"model '{self.name}': state has non-finite joint values: {joints}")
+        return q
+
+    def neutral_state(self) -> NDArray:
+        """Body at the world origin, level, all joints at zero."""
+        return self.state()
+
+    def summary(self) -> str:
+        """Multi-line human-readable description (frames, joints, wheels, mass)."""
+        lines = [f"WMR model '{self.name}'  ({self.source or 'built in code'})",
+                 f"  frames {self.num_frames}, joints {self.num_joints}, DOF {self.num_dof}, "
+                 f"wheels {self.num_wheels}, joint constraints {self.num_joint_constraints}, "
+                 f"total mass {self.total_mass:.3f} kg"]
+        lines.append(f"  {'i':>2} {'frame':<14}{'parent':<14}{'type':<5}{'act':<4}{'mass kg':>9}  xyz (m)")
+        for i, f in enumerate(self.frames):
+            wheel = ""
+            if i in self.wheel_frame:
+                w = self.wheels[int(np.flatnonzero(self.wheel_frame == i)[0])]
+                wheel = f"  wheel r={w.radius:.4f} m w={w.width:.3f} m {w.shape}"
+            lines.append(f"  {i:>2} {f.name:<14}{(f.parent or 'world'):<14}{(f.joint_type or '6DOF'):<5}"
+                         f"{('Y' if f.actuated else 'N'):<4}{f.mass:>9.3f}  "
+                         f"({f.xyz[0]:+.3f}, {f.xyz[1]:+.3f}, {f.xyz[2]:+.3f}){wheel}")
+        for c in self.joint_constraints:
+            terms = " + ".join(f"{v:g}·{k}" for k, v in c.coeffs.items())
+            lines.append(f"  constraint {c.name}: {terms} = {c.value:g}")
+        return "\n".join(lines)
+
+
+def _finite3(v: ArrayLike, what: str) -> NDArray:
+    a = np.asarray(v, dtype=float)
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ModelError(f"{what}: expected 3 finite numbers, got {v!r}")
+    return a
+
+
+def _validate(m: WmrModel) -> None:
+    if not m.frames:
+        raise ModelError(f"model '{m.name}': no frames")
+    seen: dict[str, int] = {}
+    for i, f in enumerate(m.frames):
+        where = f"model '{m.name}', frame '{f.name}'"
+        if f.name in seen:
+            raise ModelError(f"{where}: duplicate frame name")
+        if i == 0:
+            if f.parent is not None or f.joint_type is not None:
+                raise ModelError(f"{where}: the first frame is the floating body; it has no parent or joint")
+        else:
+            if f.parent not in seen:
+                raise ModelError(f"{where}: parent '{f.parent}' must be a frame listed before it (p(i) < i)")
+            if f.joint_type not in JOINT_TYPES:
+                raise ModelError(f"{where}: joint type {f.joint_type!r} is not one of {', '.join(JOINT_TYPES)}")
+        for key, val in (("xyz", f.xyz), ("rpy", f.rpy), ("com", f.com)):
+            if np.shape(val) != (3,) or not np.all(np.isfinite(val)):
+                raise ModelError(f"{where}: {key} must be 3 finite numbers, got {val!r}")
+        if not np.isfinite(f.mass) or f.mass < 0:
+            raise ModelError(f"{where}: mass must be finite and >= 0 kg, got {f.mass!r}")
+        _validate_inertia(np.asarray(f.inertia, dtype=float), where)
+        seen[f.name] = i
+    if sum(f.mass for f in m.frames) <= 0:
+        raise ModelError(f"model '{m.name}': total mass is zero; a floating-base vehicle needs mass")
+    if not m.wheels:
+        raise ModelError(f"model '{m.name}': no wheels")
+    for w in m.wheels:
+        where = f"model '{m.name}', wheel '{w.frame}'"
+        if w.frame not in seen:
+            raise ModelError(f"{where}: no such frame")
+        fr = m.frames[seen[w.frame]]
+        if fr.joint_type != "RY":
+            raise ModelError(f"{where}: a wheel frame must turn about its own y axis (RY), got {fr.joint_type}")
+        if not (np.isfinite(w.radius) and w.radius > 0):
+            raise ModelError(f"{where}: radius must be a positive number of metres, got {w.radius!r}")
+        if not (np.isfinite(w.width) and w.width >= 0):
+            raise ModelError(f"{where}: width must be >= 0 m, got {w.width!r}")
+        if w.shape not in ("cylinder", "torus"):
+            raise ModelError(f"{where}: shape must be 'cylinder' or 'torus', got {w.shape!r}")
+        if w.shape == "torus" and not (0 < w.tube_radius < w.radius):
+            raise ModelError(f"{where}: a torus wheel needs 0 < tube_radius < radius, got {w.tube_radius!r}")
+    if len({w.frame for w in m.wheels}) != len(m.wheels):
+        raise ModelError(f"model '{m.name}': a frame is listed as a wheel twice")
+    joint_names = {f.joint_name or f.name for f in m.frames[1:]} | set(seen)
+    for c in m.joint_constraints:
+        for j, coef in c.coeffs.items():
+            if j not in joint_names or j == m.frames[0].name:
+                raise ModelError(f"model '{m.name}', joint constraint '{c.name}': unknown joint '{j}'")
+            if not np.isfinite(coef):
+                raise ModelError(f"model '{m.name}', joint constraint '{c.name}': non-finite coefficient")
+        if not c.coeffs or not np.isfinite(c.value):
+            raise ModelError(f"model '{m.name}', joint constraint '{c.name}': needs joints and a finite value")
+    for j, s in m.joint_springs.items():
+        if j not in joint_names:
+            raise ModelError(f"model '{m.name}', joint spring: unknown joint '{j}'")
+        if not all(np.isfinite([s.stiffness, s.damping, s.rest])) or s.stiffness < 0 or s.damping < 0:
+            raise ModelError(f"model '{m.name}', joint spring '{j}': stiffness and damping must be >= 0")
+
+
+def _validate_inertia(I: NDArray, where: str) -> None:  # noqa: E741
+    if I.shape != (3, 3) or not np.all(np.isfinite(I)):
+        raise ModelError(f"{where}: inertia must be a finite 3×3 matrix")
+    if not np.allclose(I, I.T, atol=1e-12, rtol=1e-9):
+        raise ModelError(f"{where}: inertia matrix is not symmetric")
+    ev = np.linalg.eigvalsh(I)
+    tol = 1e-9 * max(1.0, float(np.abs(ev).max()))
+    if ev.min() < -tol:
+        raise ModelError(f"{where}: inertia is not positive semi-definite (eigenvalues {ev})")
+    # Physical principal moments satisfy the triangle inequality (a rigid body's moments).
+    if ev[0] + ev[1] < ev[2] - tol:
+        raise ModelError(f"{where}: principal moments {ev} violate the triangle inequality I1 + I2 >= I3")
+
+
+def _compile(m: WmrModel) -> None:
+    """Flatten the frame list into the arrays of the module docstring (done once)."""
+    nf = len(m.frames)
+    index = {f.name: i for i, f in enumerate(m.frames)}
+    parent = np.full(nf, -1, dtype=np.int64)
+    jtype = np.full(nf, -1, dtype=np.int64)
+    actuated = np.zeros(nf, dtype=bool)
+    T0 = np.zeros((nf, 4, 4))
+    mass = np.zeros(nf)
+    com = np.zeros((nf, 3))
+    inertia = np.zeros((nf, 3, 3))
+    I_sp = np.zeros((nf, 6, 6))
+    lower = np.full(nf, -np.inf)
+    upper = np.full(nf, np.inf)
+    aliases = dict(index)
+    for i, f in enumerate(m.frames):
+        if i > 0:
+            parent[i] = index[f.parent]
+            jtype[i] = JOINT_TYPES.index(f.joint_type)
+            actuated[i] = f.actuated
+            lower[i], upper[i] = f.limits
+            aliases.setdefault(f.joint_name or f.name, i)
+        for a in f.aliases:
+            aliases.setdefault(a, i)
+        T0[i] = spatial.pose_to_transform(f.xyz, f.rpy)
+        mass[i] = f.mass
+        com[i] = f.com
+        inertia[i] = f.inertia
+        I_sp[i] = spatial.spatial_inertia(f.mass, f.com, f.inertia)
+    wheel_frame = np.array([index[w.frame] for w in m.wheels], dtype=np.int64)
+    wheel_radius = np.array([w.radius for w in m.wheels], dtype=float)
+    wheel_width = np.array([w.width for w in m.wheels], dtype=float)
+    wheel_torus = np.array([w.shape == "torus" for w in m.wheels], dtype=bool)
+    wheel_tube = np.array([w.tube_radius if w.shape == "torus" else 0.0 for w in m.wheels], dtype=float)
+    A_joint = np.zeros((len(m.joint_constraints), 6 + nf - 1))
+    b_joint = np.zeros(len(m.joint_constraints))
+    for r, c in enumerate(m.joint_constraints):
+        for j, coef in c.coeffs.items():
+            A_joint[r, 5 + aliases[j]] += coef  # joint of frame i has joint-space index i + 5
+        b_joint[r] = c.value
+    arrays = dict(parent=parent, joint_type=jtype, actuated=actuated, T0=T0, mass=mass, com=com,
+                  inertia=inertia, I_spatial=I_sp, joint_lower=lower, joint_upper=upper,
+                  wheel_frame=wheel_frame, wheel_radii=wheel_radius, wheel_widths=wheel_width,
+                  wheel_torus=wheel_torus, wheel_tube_radii=wheel_tube, A_joint=A_joint, b_joint=b_joint)
+    for key, arr in arrays.items():
+        arr.setflags(write=False)
+        object.__setattr__(m, key, arr)
+    object.__setattr__(m, "_index", aliases)

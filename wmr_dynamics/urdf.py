@@ -1,0 +1,526 @@
+"""URDF (+ vehicle YAML) → :class:`~wmr_dynamics.model.WmrModel`.
+
+Parsing uses ``urdf_parser_py`` (the ROS URDF parser).  The mapping, documented for users in
+``docs/vehicle_yaml.md``:
+
+- floating base = the root link, or the link below a massless root (``base_footprint``) reached through
+  a single fixed/floating joint;
+- fixed joints are merged into the nearest movable ancestor frame, with exact combined mass, centre of
+  mass and inertia (parallel-axis theorem);
+- each revolute / continuous / prismatic joint becomes one frame (thesis §2.2.1), re-expressed so that
+  its axis is +x, +y or +z of the frame (joint types RX…PZ; wheels always RY, the thesis convention);
+- wheels = continuous joints whose child link has a cylinder collision, or joints named in the YAML;
+- ``<mimic>`` joints become holonomic joint constraints (thesis eq. 2.25).
+
+All input problems raise :class:`~wmr_dynamics.errors.UrdfError` naming the file and the element.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import xml.etree.ElementTree as ET
+from contextlib import redirect_stderr
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from numpy.typing import NDArray
+
+from wmr_dynamics import spatial
+from wmr_dynamics.errors import ModelError, UrdfError
+from wmr_dynamics.model import Frame, JointConstraint, JointSpring, Wheel, WmrModel
+
+YAML_KEYS = {"name", "urdf", "base_link", "description", "actuated_joints", "wheels", "joint_constraints",
+             "joint_springs", "contact", "actuators", "controller", "initial_pose"}
+WHEEL_KEYS = {"radius", "width", "shape", "tube_radius"}
+_AXES = "XYZ"
+
+
+# ---- locating files --------------------------------------------------------------------------------
+def data_dirs() -> list[Path]:
+    """Folders that may hold the bundled ``urdf/`` and ``config/`` (source tree, then installed share)."""
+    dirs = [Path(__file__).resolve().parent.parent]
+    for prefix in {sys.prefix, sys.base_prefix}:
+        dirs.append(Path(prefix) / "share" / "wmr_dynamics")
+    try:  # a colcon/ament install
+        from ament_index_python.packages import get_package_share_directory
+
+        dirs.append(Path(get_package_share_directory("wmr_dynamics")))
+    except Exception:  # noqa: BLE001 - ament is optional; any failure just means "not installed"
+        pass
+    return [d for d in dirs if (d / "urdf").is_dir()]
+
+
+def bundled_vehicles() -> list[str]:
+    """Names of the vehicles shipped in ``urdf/`` (``load_model`` accepts them)."""
+    names: set[str] = set()
+    for d in data_dirs():
+        names.update(p.stem for p in (d / "urdf").glob("*.urdf"))
+    return sorted(names)
+
+
+def _resolve(name_or_path: str | Path, config: str | Path | dict | None) -> tuple[Path, Path | dict | None]:
+    """Find the URDF file and the vehicle YAML (path or dict) for ``load_model``'s arguments."""
+    text = str(name_or_path)
+    p = Path(text).expanduser()
+    if p.suffix.lower() in (".yaml", ".yml"):
+        if not p.is_file():
+            raise UrdfError(f"{p}: vehicle YAML not found")
+        cfg = _read_yaml(p)
+        if "urdf" not in cfg:
+            raise UrdfError(f"{p}: key 'urdf' (path of the URDF, relative to this file) is missing")
+        return (p.parent / str(cfg["urdf"])).resolve(), p
+    if p.suffix == "" and "/" not in text:
+        for d in data_dirs():
+            if (d / "urdf" / f"{text}.urdf").is_file():
+                urdf = d / "urdf" / f"{text}.urdf"
+                yml = d / "config" / f"{text}.yaml"
+                return urdf, config if config is not None else (yml if yml.is_file() else None)
+        raise UrdfError(f"{text}: not a bundled vehicle ({', '.join(bundled_vehicles()) or 'none found'}) "
+                        "and not a path to a .urdf or vehicle .yaml file")
+    if config is None:
+        for cand in (p.parent / "config" / f"{p.stem}.yaml", p.parent.parent / "config" / f"{p.stem}.yaml",
+                     p.with_suffix(".yaml")):
+            if cand.is_file():
+                config = cand
+                break
+    return p, config
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise UrdfError(f"{path}: vehicle YAML not found") from None
+    except yaml.YAMLError as e:
+        raise UrdfError(f"{path}: malformed YAML: {e}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UrdfError(f"{path}: a vehicle YAML must be a mapping of keys, got {type(data).__name__}")
+    return data
+
+
+# ---- parsing ------------------------------------------------------------------------------------------
+def _parse_urdf(path: Path):
+    """Read and parse a URDF with urdf_parser_py, after our own checks for clear messages."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise UrdfError(f"{path}: URDF file not found") from None
+    except OSError as e:
+        raise UrdfError(f"{path}: cannot read URDF: {e}") from None
+    for marker in ("$(", "${"):
+        k = text.find(marker)
+        if k >= 0:
+            line = text.count("\n", 0, k) + 1
+            raise UrdfError(f"{path}: line {line}: unexpanded xacro expression '{text[k:k + 30].splitlines()[0]}' "
+                            "— run xacro first (xacro robot.urdf.xacro > robot.urdf)")
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as e:
+        raise UrdfError(f"{path}: malformed XML: {e}") from None
+    if root.tag != "robot":
+        raise UrdfError(f"{path}: root element is <{root.tag}>, expected <robot>")
+    from urdf_parser_py.urdf import URDF
+
+    # urdf_parser_py prints warnings for tags it does not know (e.g. <gazebo> plugins); keep them quiet.
+    try:
+        with redirect_stderr(io.StringIO()):
+            robot = URDF.from_xml_string(text)
+    except Exception as e:  # noqa: BLE001 - the parser raises many types; report all as our error
+        raise UrdfError(f"{path}: invalid URDF: {e}") from None
+    return robot
+
+
+@dataclass
+class _Owned:
+    """A URDF link folded into a model frame: the frame's link name and T_owner_link (URDF coordinates)."""
+
+    owner: str
+    T: NDArray
+
+
+def _origin(elem) -> NDArray:
+    if elem is None or elem.origin is None:
+        return np.eye(4)
+    xyz = elem.origin.xyz if elem.origin.xyz is not None else [0.0, 0.0, 0.0]
+    rpy = elem.origin.rpy if elem.origin.rpy is not None else [0.0, 0.0, 0.0]
+    return spatial.pose_to_transform(xyz, rpy)
+
+
+def _align(axis: NDArray, target: int) -> NDArray:
+    """Rotation R with R·e_target = axis (minimal rotation), used to make a joint axis a frame axis."""
+    e = np.zeros(3)
+    e[target] = 1.0
+    c = float(e @ axis)
+    v = np.cross(e, axis)
+    s = np.linalg.norm(v)
+    if s < 1e-12:
+        if c > 0:
+            return np.eye(3)
+        # 180°: turn about z for x/y targets (keeps z up), about x for a z target.
+        return spatial.rot_axis(2 if target != 2 else 0, np.pi)
+    k = v / s
+    K = spatial.skew(k)
+    return np.eye(3) + s * K + (1 - c) * K @ K  # Rodrigues
+
+
+def _link_mass(path: Path, link) -> tuple[float, NDArray, NDArray]:
+    """(mass kg, com in link frame, inertia about com in link axes) of a URDF link; zeros if no inertial."""
+    inertial = link.inertial
+    if inertial is None:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    where = f"{path}: link '{link.name}' <inertial>"
+    try:
+        mass = float(inertial.mass)
+    except (TypeError, ValueError):
+        raise UrdfError(f"{where}: <mass value> is missing or not a number") from None
+    if not np.isfinite(mass) or mass < 0:
+        raise UrdfError(f"{where}: mass must be a finite number >= 0 kg, got {mass}")
+    I = np.zeros((3, 3)) if inertial.inertia is None else np.array(inertial.inertia.to_matrix(), dtype=float)  # noqa: E741
+    if not np.all(np.isfinite(I)):
+        raise UrdfError(f"{where}: <inertia> has NaN or inf entries")
+    if mass == 0 and np.abs(I).max() > 0:
+        raise UrdfError(f"{where}: mass is zero but the inertia is not; give the link its mass")
+    T = _origin(inertial)
+    return mass, T[:3, 3].copy(), T[:3, :3] @ I @ T[:3, :3].T
+
+
+def _combine(parts: list[tuple[float, NDArray, NDArray]]) -> tuple[float, NDArray, NDArray]:
+    """Exact sum of rigid bodies (m, com, I_com) given in one frame (parallel-axis theorem)."""
+    m = sum(p[0] for p in parts)
+    if m == 0:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    c = sum(p[0] * p[1] for p in parts) / m
+    I = np.zeros((3, 3))  # noqa: E741
+    for mk, ck, Ik in parts:
+        d = ck - c
+        I += Ik + mk * (d @ d * np.eye(3) - np.outer(d, d))
+    return m, c, I
+
+
+class _Builder:
+    """Turns a parsed URDF + YAML dict into the frame list; one instance per load."""
+
+    def __init__(self, path: Path, robot, cfg: dict, cfg_name: str) -> None:
+        self.path, self.robot, self.cfg, self.cfg_name = path, robot, cfg, cfg_name
+        self.links = {link.name: link for link in robot.links}
+        self.children: dict[str, list] = {name: [] for name in self.links}
+        self.parent_joint: dict[str, Any] = {}
+
+    def err(self, msg: str) -> UrdfError:
+        return UrdfError(f"{self.path}: {msg}")
+
+    def check_tree(self) -> str:
+        """Check links/joints form one tree; return the root link name."""
+        if not self.links:
+            raise self.err("no <link> elements")
+        for j in self.robot.joints:
+            for role, name in (("parent", j.parent), ("child", j.child)):
+                if name not in self.links:
+                    raise self.err(f"joint '{j.name}': {role} link '{name}' is not defined")
+            if j.child in self.parent_joint:
+                raise self.err(f"link '{j.child}' is the child of two joints ('{self.parent_joint[j.child].name}' "
+                               f"and '{j.name}'); a URDF must be a tree (closed loops are not allowed)")
+            self.parent_joint[j.child] = j
+            self.children[j.parent].append(j)
+        roots = [n for n in self.links if n not in self.parent_joint]
+        if len(roots) != 1:
+            if not roots:
+                raise self.err("no root link: the joints form a cycle")
+            raise self.err(f"several root links {roots}; a URDF must be a single tree")
+        reached, stack = set(), [roots[0]]
+        while stack:
+            n = stack.pop()
+            reached.add(n)
+            stack.extend(j.child for j in self.children[n])
+        if len(reached) != len(self.links):
+            cyc = sorted(set(self.links) - reached)
+            raise self.err(f"links {cyc} are not reachable from root '{roots[0]}': the joints form a cycle")
+        return roots[0]
+
+    def choose_base(self, root: str) -> tuple[str, NDArray]:
+        """Floating base link and T_root_base (to report where a dropped massless root sits)."""
+        if "base_link" in self.cfg:
+            base = str(self.cfg["base_link"])
+            if base not in self.links:
+                raise UrdfError(f"{self.cfg_name}: base_link '{base}' is not a link of {self.path}")
+            return base, np.eye(4)
+        base, T = root, np.eye(4)
+        while _link_mass(self.path, self.links[base])[0] == 0:
+            kids = self.children[base]
+            if len(kids) != 1 or kids[0].type not in ("fixed", "floating"):
+                break
+            T = T @ _origin(kids[0])
+            base = kids[0].child
+        return base, T
+
+    def build(self) -> WmrModel:
+        root = self.check_tree()
+        base, T_root_base = self.choose_base(root)
+        if base != root:
+            # Anything hanging off the dropped root chain other than the base would be lost.
+            chain, n = [], base
+            while n != root:
+                j = self.parent_joint[n]
+                chain.append(j.parent)
+                n = j.parent
+            for n in chain:
+                extra = [j.child for j in self.children[n] if j.child not in chain + [base]]
+                if extra:
+                    raise self.err(f"massless root chain link '{n}' also carries {extra}; set base_link in the YAML")
+        wheel_cfg = self.wheel_config()
+        wheel_joints = self.find_wheels(base, wheel_cfg)
+        frames: list[Frame] = []
+        wheels: list[Wheel] = []
+        fixed: dict[str, tuple[str, NDArray]] = {}
+        self.align: dict[str, NDArray] = {base: np.eye(3)}
+        self.visit(base, None, None, np.eye(4), frames, wheels, wheel_joints, wheel_cfg, fixed)
+        if not wheels:
+            raise self.err("no wheels found: no continuous joint has a child link with a <cylinder> collision, "
+                           "and the vehicle YAML names none under 'wheels'")
+        joints = {f.joint_name for f in frames[1:]}
+        actuated = self.actuated(joints, {w.frame for w in wheels}, frames)
+        frames = [f if f.parent is None else _replace(f, actuated=f.joint_name in actuated) for f in frames]
+        constraints = self.mimic_constraints(joints) + self.yaml_constraints(joints)
+        springs = self.yaml_springs(joints)
+        T_base_root = spatial.inv_homogeneous(T_root_base)
+        if base != root:
+            fixed[root] = (base, T_base_root)
+        cfg = dict(self.cfg)
+        cfg["fixed_frames"] = {k: (v[0], v[1].tolist()) for k, v in fixed.items()}
+        name = str(self.cfg.get("name") or self.robot.name or self.path.stem)
+        try:
+            return WmrModel(frames, wheels, constraints, springs, name=name, config=cfg, source=str(self.path))
+        except ModelError as e:
+            raise self.err(str(e)) from None
+
+    def wheel_config(self) -> dict[str, dict]:
+        wc = self.cfg.get("wheels") or {}
+        if not isinstance(wc, dict):
+            raise UrdfError(f"{self.cfg_name}: 'wheels' must map joint names to {{radius, width, ...}}")
+        joints = {j.name for j in self.robot.joints}
+        for jn, spec in wc.items():
+            if jn not in joints:
+                raise UrdfError(f"{self.cfg_name}: wheels: '{jn}' is not a joint of {self.path}")
+            if not isinstance(spec, dict) or set(spec) - WHEEL_KEYS:
+                raise UrdfError(f"{self.cfg_name}: wheels: '{jn}' must be a mapping with keys from {sorted(WHEEL_KEYS)}")
+        return wc
+
+    def cylinder(self, link) -> tuple[float, float, NDArray] | None:
+        """(radius, length, T_link_cylinder) of the link's first cylinder collision, if any."""
+        from urdf_parser_py.urdf import Cylinder
+
+        for col in getattr(link, "collisions", []) or []:
+            if col is not None and isinstance(col.geometry, Cylinder):
+                return float(col.geometry.radius), float(col.geometry.length), _origin(col)
+        return None
+
+    def find_wheels(self, base: str, wheel_cfg: dict) -> dict[str, tuple[float, float]]:
+        """Wheel joint name → (radius, width) read from the cylinder collision (NaN if none)."""
+        found: dict[str, tuple[float, float]] = {}
+        for j in self.robot.joints:
+            cyl = self.cylinder(self.links[j.child])
+            if j.name in wheel_cfg or (j.type == "continuous" and cyl is not None):
+                if j.type not in ("continuous", "revolute"):
+                    raise self.err(f"joint '{j.name}' is named as a wheel but is {j.type}; wheels turn on "
+                                   "continuous or revolute joints")
+                if cyl is None:
+                    found[j.name] = (np.nan, np.nan)
+                    continue
+                radius, length, Tc = cyl
+                axis = self.joint_axis(j)
+                if abs(abs(axis @ Tc[:3, 2]) - 1.0) > 1e-6:
+                    raise self.err(f"wheel joint '{j.name}' turns about {axis.round(4).tolist()} but the cylinder "
+                                   f"collision of link '{j.child}' has its axis along {Tc[:3, 2].round(4).tolist()}")
+                off = Tc[:3, 3] - (Tc[:3, 3] @ axis) * axis
+                if np.linalg.norm(off) > 1e-6:
+                    raise self.err(f"wheel link '{j.child}': the cylinder collision is off the joint axis by "
+                                   f"{np.linalg.norm(off):.4g} m (an eccentric wheel is not supported)")
+                found[j.name] = (radius, length)
+        return found
+
+    def joint_axis(self, j) -> NDArray:
+        axis = np.array(j.axis if j.axis is not None else [1.0, 0.0, 0.0], dtype=float)
+        n = np.linalg.norm(axis)
+        if not np.isfinite(n) or n < 1e-9:
+            raise self.err(f"joint '{j.name}': <axis xyz> must be a nonzero finite vector, got {axis.tolist()}")
+        return axis / n
+
+    def visit(self, link: str, parent_frame: str | None, joint, T_parent_link: NDArray, frames: list, wheels: list,
+              wheel_joints: dict, wheel_cfg: dict, fixed: dict) -> None:
+        """Depth-first over the tree: one frame per movable joint, fixed-joint subtrees merged into it."""
+        # Collect this frame's merged links and their offsets (URDF coordinates of `link`).
+        owned = [(link, np.eye(4))]
+        movable: list[tuple[Any, NDArray]] = []
+        k = 0
+        while k < len(owned):
+            name, T = owned[k]
+            for cj in self.children[name]:
+                if cj.type == "fixed":
+                    owned.append((cj.child, T @ _origin(cj)))
+                elif cj.type in ("revolute", "continuous", "prismatic"):
+                    movable.append((cj, T))
+                else:
+                    raise self.err(f"joint '{cj.name}': type '{cj.type}' is not supported below the floating base "
+                                   "(use revolute, continuous, prismatic or fixed)")
+            k += 1
+        if joint is not None:
+            self.align[link] = self.joint_alignment(joint)
+        Ra = self.align[link]  # our frame = URDF link frame rotated by Ra
+        parts = []
+        for name, T in owned:
+            m, c, I = _link_mass(self.path, self.links[name])  # noqa: E741
+            if m > 0:
+                R = Ra.T @ T[:3, :3]
+                parts.append((m, Ra.T @ (T[:3, :3] @ c + T[:3, 3]), R @ I @ R.T))
+            if name != link:
+                Th = np.eye(4)
+                Th[:3, :3] = Ra.T
+                fixed[name] = (link, Th @ T)
+        mass, com, inertia = _combine(parts)
+        if joint is None:
+            frames.append(Frame(name=link, mass=mass, com=tuple(com), inertia=tuple(map(tuple, inertia)),
+                                aliases=tuple(n for n, _ in owned[1:])))
+        else:
+            frames.append(self.joint_frame(joint, link, parent_frame, T_parent_link, mass, com, inertia,
+                                           tuple(n for n, _ in owned[1:])))
+            if joint.name in wheel_joints:
+                if mass <= 0:
+                    raise self.err(f"wheel link '{link}' has no mass; the dynamic model needs each wheel's mass "
+                                   "and spin inertia (add an <inertial>)")
+                wheels.append(self.wheel(joint, link, wheel_joints[joint.name], wheel_cfg.get(joint.name, {})))
+        for cj, T in movable:
+            Th = np.eye(4)
+            Th[:3, :3] = Ra.T
+            self.visit(cj.child, link, cj, Th @ T, frames, wheels, wheel_joints, wheel_cfg, fixed)
+
+    def joint_alignment(self, j) -> NDArray:
+        """Ra with Ra·e_k = joint axis: k = y for wheels (thesis convention), else the nearest axis."""
+        axis = self.joint_axis(j)
+        is_wheel = j.name in (self.cfg.get("wheels") or {}) or (j.type == "continuous"
+                                                                 and self.cylinder(self.links[j.child]) is not None)
+        return _align(axis, 1 if is_wheel else int(np.argmax(np.abs(axis))))
+
+    def joint_frame(self, j, link: str, parent: str, T_parent_link: NDArray, mass: float, com: NDArray,
+                    inertia: NDArray, aliases: tuple) -> Frame:
+        """Frame for movable joint j (axis already aligned, see joint_alignment), limits, mass properties."""
+        Ra = self.align[link]
+        target = int(np.argmax(np.abs(Ra.T @ self.joint_axis(j))))
+        T0 = T_parent_link @ _origin(j)
+        T0[:3, :3] = T0[:3, :3] @ Ra
+        kind = "P" if j.type == "prismatic" else "R"
+        lim = (-np.inf, np.inf)
+        if j.type != "continuous" and j.limit is not None:
+            lim = (float(j.limit.lower), float(j.limit.upper))
+            if not (np.all(np.isfinite(lim)) and lim[0] <= lim[1]):
+                raise self.err(f"joint '{j.name}': <limit lower upper> must be finite with lower <= upper, got {lim}")
+        return Frame(name=link, parent=parent, joint_type=kind + _AXES[target], joint_name=j.name,
+                     xyz=tuple(T0[:3, 3]), rpy=tuple(spatial.rot_to_rpy(T0[:3, :3])), mass=mass, com=tuple(com),
+                     inertia=tuple(map(tuple, 0.5 * (inertia + inertia.T))), limits=lim, aliases=aliases)
+
+    def wheel(self, j, link: str, urdf_dims: tuple[float, float], spec: dict) -> Wheel:
+        radius = float(spec.get("radius", urdf_dims[0]))
+        width = float(spec.get("width", urdf_dims[1] if np.isfinite(urdf_dims[1]) else 0.0))
+        where = f"wheel joint '{j.name}' (link '{link}')"
+        if not np.isfinite(radius):
+            raise self.err(f"{where}: no radius — the link has no <cylinder> collision and the vehicle YAML gives "
+                           "no 'radius' under wheels")
+        if radius <= 0:
+            raise self.err(f"{where}: radius must be > 0 m, got {radius}")
+        shape = str(spec.get("shape", "cylinder"))
+        return Wheel(frame=link, radius=radius, width=width, shape=shape,
+                     tube_radius=float(spec.get("tube_radius", 0.0)))
+
+    def actuated(self, joints: set[str], wheel_links: set[str], frames: list[Frame]) -> set[str]:
+        if "actuated_joints" not in self.cfg:
+            return {f.joint_name for f in frames[1:] if f.name in wheel_links}
+        names = self.cfg["actuated_joints"]
+        if not isinstance(names, list):
+            raise UrdfError(f"{self.cfg_name}: actuated_joints must be a list of joint names")
+        unknown = [n for n in names if n not in joints]
+        if unknown:
+            raise UrdfError(f"{self.cfg_name}: actuated_joints: {unknown} are not movable joints of {self.path}")
+        return set(names)
+
+    def mimic_constraints(self, joints: set[str]) -> list[JointConstraint]:
+        """``<mimic joint=J multiplier=m offset=b>`` on K → θ_K − m θ_J = b (eq. 2.25 for m = −1)."""
+        out = []
+        for j in self.robot.joints:
+            if j.mimic is None:
+                continue
+            if j.mimic.joint not in joints or j.name not in joints:
+                raise self.err(f"joint '{j.name}': <mimic joint='{j.mimic.joint}'> must name a movable joint")
+            m = 1.0 if j.mimic.multiplier is None else float(j.mimic.multiplier)
+            b = 0.0 if j.mimic.offset is None else float(j.mimic.offset)
+            coeffs = {j.name: 1.0}
+            coeffs[j.mimic.joint] = coeffs.get(j.mimic.joint, 0.0) - m
+            out.append(JointConstraint(name=f"mimic_{j.name}", coeffs=coeffs, value=b))
+        return out
+
+    def yaml_constraints(self, joints: set[str]) -> list[JointConstraint]:
+        out = []
+        for k, c in enumerate(self.cfg.get("joint_constraints") or []):
+            where = f"{self.cfg_name}: joint_constraints[{k}]"
+            if not isinstance(c, dict) or not isinstance(c.get("coeffs"), dict) or not c["coeffs"]:
+                raise UrdfError(f"{where}: needs 'coeffs: {{joint: coefficient, ...}}' (and optional 'value', 'name')")
+            unknown = [n for n in c["coeffs"] if n not in joints]
+            if unknown:
+                raise UrdfError(f"{where}: {unknown} are not movable joints of {self.path}")
+            try:
+                coeffs = {str(n): float(v) for n, v in c["coeffs"].items()}
+                value = float(c.get("value", 0.0))
+            except (TypeError, ValueError):
+                raise UrdfError(f"{where}: coefficients and value must be numbers") from None
+            out.append(JointConstraint(name=str(c.get("name", f"constraint_{k}")), coeffs=coeffs, value=value))
+        return out
+
+    def yaml_springs(self, joints: set[str]) -> dict[str, JointSpring]:
+        springs = self.cfg.get("joint_springs") or {}
+        out = {}
+        for n, s in springs.items():
+            if n not in joints:
+                raise UrdfError(f"{self.cfg_name}: joint_springs: '{n}' is not a movable joint of {self.path}")
+            try:
+                out[n] = JointSpring(float(s["stiffness"]), float(s.get("damping", 0.0)), float(s.get("rest", 0.0)))
+            except (KeyError, TypeError, ValueError):
+                raise UrdfError(f"{self.cfg_name}: joint_springs: '{n}' needs numeric stiffness "
+                                "(and optional damping, rest)") from None
+        return out
+
+
+def _replace(f: Frame, **kw) -> Frame:
+    from dataclasses import replace
+
+    return replace(f, **kw)
+
+
+def load_model(name_or_path: str | Path, config: str | Path | dict | None = None) -> WmrModel:
+    """Build a :class:`WmrModel` from a bundled vehicle name, a URDF path or a vehicle YAML path.
+
+    Args:
+        name_or_path: ``"rocky7"`` (see :func:`bundled_vehicles`), ``path/to/robot.urdf`` or
+            ``path/to/vehicle.yaml`` (whose ``urdf:`` key names the URDF).
+        config: vehicle YAML path or an already-loaded dict; by default ``config/<urdf stem>.yaml`` beside
+            or one level above the URDF's folder is used if it exists.  Keys: ``docs/vehicle_yaml.md``.
+
+    Raises:
+        UrdfError: naming the file and element, for any problem with the URDF or the YAML.
+    """
+    urdf_path, cfg_src = _resolve(name_or_path, config)
+    if isinstance(cfg_src, dict):
+        cfg, cfg_name = dict(cfg_src), "config"
+    elif cfg_src is None:
+        cfg, cfg_name = {}, "config"
+    else:
+        cfg_path = Path(cfg_src)
+        cfg, cfg_name = _read_yaml(cfg_path), str(cfg_path)
+    unknown = set(cfg) - YAML_KEYS
+    if unknown:
+        raise UrdfError(f"{cfg_name}: unknown keys {sorted(unknown)}; allowed: {sorted(YAML_KEYS)}")
+    robot = _parse_urdf(urdf_path)
+    return _Builder(urdf_path, robot, cfg, cfg_name).build()
