@@ -52,7 +52,8 @@ class Contacts:
         frames: (nw, 3, 3) contact-frame rotations R_c^w; columns x̂_c (longitudinal), ŷ_c (lateral),
             ẑ_c (terrain normal).
         dz: (nw,) contact height error Δz, m (eq. 2.8); < 0 is penetration.
-        angle: (nw,) contact angle δ, rad (eq. 2.9).
+        angle: (nw,) contact angle δ, rad (eq. 2.9), measured in the hub frame (the wheel frame at zero
+            wheel rotation), so δ = 0 is straight below the axle.
         lateral: (nw,) offset of the contact point along the wheel axis ŷ_w from the wheel centre, m
             (nonzero only for torus wheels).
     """
@@ -114,8 +115,17 @@ def wheel_contacts(model: WmrModel, T_world: NDArray, terrain: Terrain, n_sample
         dz, _, _ = _dz(terrain, T, r_centre, tube, cand)
         best = cand[np.arange(nw), np.argmin(dz, axis=1)]
         step /= 4.0
-    dz, c, n = _dz(terrain, T, r_centre, tube, best[:, None])
-    dz, c, n = dz[:, 0], c[:, 0], n[:, 0]
+    # Last: a parabola through (best − h, best, best + h), kept only where it lowers Δz (smooth minima).
+    h = 2.0 * step
+    cand = best[:, None] + h * np.array([-1.0, 0.0, 1.0])[None, :]
+    f, _, _ = _dz(terrain, T, r_centre, tube, cand)
+    curv = f[:, 0] - 2.0 * f[:, 1] + f[:, 2]
+    shift = np.where(curv > 0, 0.5 * h * (f[:, 0] - f[:, 2]) / np.where(curv > 0, curv, 1.0), 0.0)
+    cand = np.stack([best, best + np.clip(shift, -h, h)], axis=1)
+    dz, c, n = _dz(terrain, T, r_centre, tube, cand)
+    k = np.argmin(dz, axis=1)
+    rows = np.arange(nw)
+    best, dz, c, n = cand[rows, k], dz[rows, k], c[rows, k], n[rows, k]
     if not (np.all(np.isfinite(dz)) and np.all(np.isfinite(n))):
         bad = [model.wheel_names[i] for i in np.flatnonzero(~np.isfinite(dz))]
         raise TerrainError(f"terrain returned NaN height or normal under wheels {bad}")
@@ -130,7 +140,12 @@ def wheel_contacts(model: WmrModel, T_world: NDArray, terrain: Terrain, n_sample
     y_c = np.cross(n, x_c)
     frames = np.stack([x_c, y_c, n], axis=2)
     lateral = ((points - T[:, :3, 3]) * y_w).sum(axis=1)
-    angle = (best + np.pi) % (2 * np.pi) - np.pi
+    # δ is reported in the hub frame (the wheel frame at zero spin, T_p(i)^w · T0_i), so that δ = 0 is
+    # straight below the axle whatever the wheel's rotation angle.
+    hub = np.einsum("nij,njk->nik", T_world[model.parent[model.wheel_frame], :3, :3],
+                    model.T0[model.wheel_frame, :3, :3])
+    v = c - T[:, :3, 3]
+    angle = np.arctan2(-(v * hub[:, :, 0]).sum(1), -(v * hub[:, :, 2]).sum(1))
     return Contacts(points=points, frames=frames, dz=dz, angle=angle, lateral=lateral)
 
 

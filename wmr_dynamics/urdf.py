@@ -117,7 +117,9 @@ def _parse_urdf(path: Path):
         k = text.find(marker)
         if k >= 0:
             line = text.count("\n", 0, k) + 1
-            raise UrdfError(f"{path}: line {line}: unexpanded xacro expression '{text[k:k + 30].splitlines()[0]}' "
+            end = text.find("}" if marker == "${" else ")", k)
+            expr = text[k:end + 1] if 0 < end - k < 80 else text[k:k + 30].splitlines()[0]
+            raise UrdfError(f"{path}: line {line}: unexpanded xacro expression '{expr}' "
                             "— run xacro first (xacro robot.urdf.xacro > robot.urdf)")
     try:
         root = ET.fromstring(text)
