@@ -42,7 +42,7 @@ def chain_oracle(model, q):
     body[:3, :3] = Rotation.from_quat(q[:4]).as_matrix()
     body[:3, 3] = q[4:7]
     frames = {f.name: f for f in model.frames}
-    for k, f in enumerate(model.frames):
+    for f in model.frames:
         chain = []
         g = f
         while g.parent is not None:

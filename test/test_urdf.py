@@ -223,7 +223,8 @@ def test_link_with_two_parents(tmp_path):
 
 def test_no_wheels(tmp_path):
     text = GOOD.replace('type="continuous"', 'type="revolute"').replace(
-        '<axis xyz="0 1 0"/></joint>', '<axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>')
+        '<axis xyz="0 1 0"/></joint>',
+        '<axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>')
     _expect(_write(tmp_path, text), "no wheels found")
 
 
@@ -238,7 +239,8 @@ def test_negative_mass(tmp_path):
 def test_zero_mass_wheel(tmp_path):
     text = GOOD.replace('<inertial><mass value="0.5"/><inertia ixx="0.001" ixy="0" ixz="0" iyy="0.002" iyz="0" '
                         'izz="0.001"/></inertial>\n    <collision><origin rpy="1.5707963267948966 0 0"/><geometry>'
-                        '<cylinder radius="0.06" length="0.05"/></geometry></collision></link>\n  <joint name="W2_joint"',
+                        '<cylinder radius="0.06" length="0.05"/></geometry></collision></link>\n'
+                        '  <joint name="W2_joint"',
                         '<collision><origin rpy="1.5707963267948966 0 0"/><geometry><cylinder radius="0.06" '
                         'length="0.05"/></geometry></collision></link>\n  <joint name="W2_joint"', 1)
     assert text != GOOD
@@ -259,7 +261,8 @@ def test_wheel_without_radius(tmp_path):
 
 
 def test_wheel_axis_not_along_cylinder(tmp_path):
-    text = GOOD.replace('<origin xyz="0.2 0 -0.1"/><axis xyz="0 1 0"/>', '<origin xyz="0.2 0 -0.1"/><axis xyz="1 0 0"/>', 1)
+    text = GOOD.replace('<origin xyz="0.2 0 -0.1"/><axis xyz="0 1 0"/>',
+                        '<origin xyz="0.2 0 -0.1"/><axis xyz="1 0 0"/>', 1)
     _expect(_write(tmp_path, text), "wheel joint 'W1_joint'", "cylinder")
 
 

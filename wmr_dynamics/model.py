@@ -102,11 +102,18 @@ class Wheel:
 
 @dataclass(frozen=True)
 class JointConstraint:
-    """Holonomic joint constraint ``Σ_j coeffs[j]·θ_j = value`` (thesis eqs. 2.25, E.1); keys are joint names."""
+    """Holonomic joint constraint ``c = Σ_j coeffs[j]·θ_j − value = 0`` (thesis eqs. 2.25, E.1).
+
+    Keys of ``coeffs`` are joint names.  Kinematics enforces c = 0 exactly; dynamics enforces it through
+    the joint-constraint model of eq. 2.74, a spring–damper on the residual, f = −(stiffness·c +
+    damping·ċ) (N or N·m per unit of c); ``None`` lets the dynamics pick its default.
+    """
 
     name: str
     coeffs: dict[str, float]
     value: float = 0.0
+    stiffness: float | None = None
+    damping: float | None = None
 
 
 @dataclass(frozen=True)
@@ -329,6 +336,10 @@ def _validate(m: WmrModel) -> None:
                 raise ModelError(f"model '{m.name}', joint constraint '{c.name}': non-finite coefficient")
         if not c.coeffs or not np.isfinite(c.value):
             raise ModelError(f"model '{m.name}', joint constraint '{c.name}': needs joints and a finite value")
+        for key in ("stiffness", "damping"):
+            v = getattr(c, key)
+            if v is not None and not (np.isfinite(v) and v >= 0):
+                raise ModelError(f"model '{m.name}', joint constraint '{c.name}': {key} must be >= 0, got {v!r}")
     for j, s in m.joint_springs.items():
         if j not in joint_names:
             raise ModelError(f"model '{m.name}', joint spring: unknown joint '{j}'")

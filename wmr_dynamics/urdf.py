@@ -34,7 +34,7 @@ from wmr_dynamics.errors import ModelError, UrdfError
 from wmr_dynamics.model import Frame, JointConstraint, JointSpring, Wheel, WmrModel
 
 YAML_KEYS = {"name", "urdf", "base_link", "description", "actuated_joints", "wheels", "joint_constraints",
-             "joint_springs", "contact", "actuators", "controller", "initial_pose"}
+             "constraint_models", "joint_springs", "contact", "actuators", "controller", "initial_pose"}
 WHEEL_KEYS = {"radius", "width", "shape", "tube_radius"}
 _AXES = "XYZ"
 
@@ -288,7 +288,7 @@ class _Builder:
         joints = {f.joint_name for f in frames[1:]}
         actuated = self.actuated(joints, {w.frame for w in wheels}, frames)
         frames = [f if f.parent is None else _replace(f, actuated=f.joint_name in actuated) for f in frames]
-        constraints = self.mimic_constraints(joints) + self.yaml_constraints(joints)
+        constraints = self.constraint_models(self.mimic_constraints(joints) + self.yaml_constraints(joints))
         springs = self.yaml_springs(joints)
         T_base_root = spatial.inv_homogeneous(T_root_base)
         if base != root:
@@ -310,7 +310,8 @@ class _Builder:
             if jn not in joints:
                 raise UrdfError(f"{self.cfg_name}: wheels: '{jn}' is not a joint of {self.path}")
             if not isinstance(spec, dict) or set(spec) - WHEEL_KEYS:
-                raise UrdfError(f"{self.cfg_name}: wheels: '{jn}' must be a mapping with keys from {sorted(WHEEL_KEYS)}")
+                raise UrdfError(f"{self.cfg_name}: wheels: '{jn}' must be a mapping with keys from "
+                                f"{sorted(WHEEL_KEYS)}")
         return wc
 
     def cylinder(self, link) -> tuple[float, float, NDArray] | None:
@@ -476,10 +477,31 @@ class _Builder:
             try:
                 coeffs = {str(n): float(v) for n, v in c["coeffs"].items()}
                 value = float(c.get("value", 0.0))
+                model = {key: float(c[key]) for key in ("stiffness", "damping") if key in c}
             except (TypeError, ValueError):
-                raise UrdfError(f"{where}: coefficients and value must be numbers") from None
-            out.append(JointConstraint(name=str(c.get("name", f"constraint_{k}")), coeffs=coeffs, value=value))
+                raise UrdfError(f"{where}: coefficients, value, stiffness and damping must be numbers") from None
+            out.append(JointConstraint(name=str(c.get("name", f"constraint_{k}")), coeffs=coeffs, value=value,
+                                       **model))
         return out
+
+    def constraint_models(self, constraints: list[JointConstraint]) -> list[JointConstraint]:
+        """Apply ``constraint_models: {name: {stiffness, damping}}`` (eq. 2.74), e.g. to mimic constraints."""
+        from dataclasses import replace
+
+        models = self.cfg.get("constraint_models") or {}
+        by_name = {c.name: k for k, c in enumerate(constraints)}
+        for name, spec in models.items():
+            if name not in by_name:
+                raise UrdfError(f"{self.cfg_name}: constraint_models: no joint constraint named '{name}' "
+                                f"(constraints: {sorted(by_name)}; a <mimic> on joint J is named 'mimic_J')")
+            if not isinstance(spec, dict) or set(spec) - {"stiffness", "damping"}:
+                raise UrdfError(f"{self.cfg_name}: constraint_models: '{name}' needs {{stiffness, damping}}")
+            try:
+                values = {key: float(v) for key, v in spec.items()}
+            except (TypeError, ValueError):
+                raise UrdfError(f"{self.cfg_name}: constraint_models: '{name}': numbers expected") from None
+            constraints[by_name[name]] = replace(constraints[by_name[name]], **values)
+        return constraints
 
     def yaml_springs(self, joints: set[str]) -> dict[str, JointSpring]:
         springs = self.cfg.get("joint_springs") or {}

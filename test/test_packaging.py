@@ -1,0 +1,95 @@
+"""Packaging: ament_python metadata, the wheel's contents, launch files, and the ROS-free core."""
+
+import ast
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_package_xml_is_format3_ament_python_with_the_runtime_dependencies():
+    root = ET.parse(ROOT / "package.xml").getroot()
+    assert root.get("format") == "3" and root.findtext("name") == "wmr_dynamics"
+    assert root.find("export").findtext("build_type") == "ament_python"
+    assert root.findtext("buildtool_depend") == "ament_python"
+    deps = {e.text for e in root.findall("exec_depend")}
+    assert {"rclpy", "geometry_msgs", "nav_msgs", "sensor_msgs", "std_msgs", "tf2_msgs", "visualization_msgs",
+            "python3-numpy", "python3-scipy", "python3-yaml", "urdfdom_py"} <= deps
+    assert (ROOT / "resource" / "wmr_dynamics").is_file()
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                        str(out), str(ROOT)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    (whl,) = out.glob("wmr_dynamics-*.whl")
+    return zipfile.ZipFile(whl)
+
+
+def test_wheel_ships_vehicles_launch_files_and_ament_index(wheel):
+    names = wheel.namelist()
+    data = [n.split(".data/data/", 1)[1] for n in names if ".data/data/" in n]
+    for vehicle in ("rocky7", "zoe", "landtamer", "crusher", "recbot", "eldorado2", "pvc_tricycle"):
+        assert f"share/wmr_dynamics/urdf/{vehicle}.urdf" in data
+        assert f"share/wmr_dynamics/config/{vehicle}.yaml" in data
+    assert "share/wmr_dynamics/package.xml" in data
+    assert "share/ament_index/resource_index/packages/wmr_dynamics" in data
+    assert "share/wmr_dynamics/launch/view_vehicle.launch.py" in data
+    assert "wmr_dynamics/urdf.py" in names
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    assert "wmr-show = wmr_dynamics.cli:show_main" in wheel.read(entry_points).decode()
+
+
+def _imports(path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module.split(".")[0]
+
+
+def test_core_library_never_imports_ros():
+    ros = {"rclpy", "launch", "launch_ros", "rosidl_runtime_py", "geometry_msgs", "nav_msgs", "sensor_msgs",
+           "tf2_msgs", "std_msgs", "visualization_msgs"}
+    for path in (ROOT / "wmr_dynamics").rglob("*.py"):
+        if "ros" in path.relative_to(ROOT / "wmr_dynamics").parts[:1]:
+            continue  # wmr_dynamics/ros is the only place allowed to import rclpy
+        assert not ros & set(_imports(path)), path
+    probe = ("import sys, wmr_dynamics, wmr_dynamics.cli, wmr_dynamics.collision; "
+             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {sorted(ros)!r}))")
+    r = subprocess.run([sys.executable, "-c", probe],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("launch_file", sorted((ROOT / "launch").glob("*.launch.py")), ids=lambda p: p.name)
+def test_launch_files_parse_and_name_existing_files_and_declared_packages(launch_file):
+    tree = ast.parse(launch_file.read_text())
+    funcs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert "generate_launch_description" in funcs
+    declared = {e.text for e in ET.parse(ROOT / "package.xml").getroot().findall("exec_depend")}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Node":
+            pkg = next(k.value.value for k in node.keywords if k.arg == "package")
+            assert pkg in declared, f"{launch_file.name}: Node package {pkg} missing from package.xml"
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "join":
+            parts = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            if parts and parts[0] in ("urdf", "config", "worlds"):
+                target = ROOT.joinpath(*parts)
+                assert target.exists() or parts[0] == "urdf", f"{launch_file.name} names missing {target}"
+    assert (ROOT / "urdf" / "rocky7.urdf").is_file()  # the default vehicle of the launch files
+
+
+def test_makefile_keeps_dds_on_loopback():
+    text = (ROOT / "Makefile").read_text()
+    assert "export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST" in text
+    assert "export ROS_DOMAIN_ID" in text
+    assert (ROOT / ".ci" / "run").read_text().strip().endswith("make test")
