@@ -6,7 +6,8 @@ runs interpreted for debugging and coverage (DESIGN.md, "Speed").
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numba
 

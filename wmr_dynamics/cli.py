@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from wmr_dynamics import spatial, terrain as terrain_mod
+from wmr_dynamics import spatial
+from wmr_dynamics import terrain as terrain_mod
 from wmr_dynamics.collision import drop_onto_terrain, wheel_contacts
 from wmr_dynamics.errors import WmrError
 from wmr_dynamics.kinematics import forward_kinematics

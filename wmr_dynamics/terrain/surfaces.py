@@ -1,0 +1,455 @@
+"""Terrain surfaces for wheel–ground collision (thesis §2.2.1, §2.5).
+
+Every surface is a height field z = h(x, y) in the **world frame** (x forward, y left, z up; metres).
+`Terrain.height` gives h and `Terrain.normal` the unit normal n = (−∂h/∂x, −∂h/∂y, 1)/‖·‖ of the *same*
+surface, pointing out of the ground (n_z > 0).  Both take NumPy arrays of any broadcastable shapes and
+are pure NumPy (no Python loop over query points); NaN query coordinates raise :class:`TerrainError`.
+
+Surfaces: :class:`Plane`, :class:`HeightGrid` (bilinear, the thesis's benchmark terrains), :class:`Ramp`
+(the LandTamer ramp of thesis §2.5.2), :class:`Box`, :class:`Steps`, :class:`Composite` (pointwise max),
+:func:`gaussian_rough_terrain` (thesis §2.5.1).  Loaders: :func:`load_wmrde_grid`, :func:`load_heightmap`,
+:func:`load_sdf_world`, and the dispatcher :func:`load_terrain`.  See ``docs/terrain.md``.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from wmr_dynamics.errors import TerrainError
+
+Bounds = tuple[float, float, float, float]
+"""(x_min, x_max, y_min, y_max) in metres, world frame."""
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+def _xy(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Query coordinates as broadcast float arrays; NaN → TerrainError."""
+    xa, ya = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+    if np.isnan(xa).any() or np.isnan(ya).any():
+        raise TerrainError("terrain query: x/y coordinates contain NaN")
+    return xa, ya
+
+
+def _normal_from_grad(gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
+    """Unit normal (−gx, −gy, 1)/‖·‖ of a height field with gradient (gx, gy); shape gx.shape + (3,)."""
+    n = np.stack([-gx, -gy, np.ones_like(gx)], axis=-1)
+    return n / np.sqrt(1.0 + gx * gx + gy * gy)[..., None]
+
+
+def _num(name: str, value: Any, positive: bool = False) -> float:
+    """``value`` as a finite float (> 0 if ``positive``), else TerrainError naming ``name``."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TerrainError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(v) or (positive and v <= 0.0):
+        raise TerrainError(f"{name} must be {'> 0' if positive else 'finite'}, got {v}")
+    return v
+
+
+def _vec(name: str, value: Any, n: int) -> np.ndarray:
+    try:
+        v = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        v = np.zeros(0)
+    if v.size != n or not np.isfinite(v).all():
+        raise TerrainError(f"{name} must be {n} finite numbers, got {value!r}")
+    return v
+
+
+def _int(name: str, value: Any, lo: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+        raise TerrainError(f"{name} must be an integer >= {lo}, got {value!r}")
+    return int(value)
+
+
+def _check_bounds(name: str, b: Any) -> Bounds:
+    xmin, xmax, ymin, ymax = (float(v) for v in _vec(name, b, 4))
+    if not (xmax > xmin and ymax > ymin):
+        raise TerrainError(f"{name} = {tuple(b)} must satisfy xmin < xmax and ymin < ymax")
+    return xmin, xmax, ymin, ymax
+
+
+def _n_nodes(lo: float, hi: float, spacing: float) -> int:
+    """Nodes lo, lo+spacing, … covering [lo, hi] (the last node is ≥ hi)."""
+    return max(2, math.ceil((hi - lo) / spacing - 1e-9) + 1)
+
+
+def _rect_aabb(origin: np.ndarray, yaw: float, s0: float, s1: float, l0: float, l1: float) -> Bounds:
+    """World AABB of the rectangle s∈[s0,s1] (along yaw), l∈[l0,l1] (lateral) about ``origin``."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    ss, ll = np.meshgrid([s0, s1], [l0, l1])
+    xs, ys = origin[0] + c * ss - s * ll, origin[1] + s * ss + c * ll
+    return float(xs.min()), float(xs.max()), float(ys.min()), float(ys.max())
+
+
+# ------------------------------------------------------------------------------------------------- base
+class Terrain(abc.ABC):
+    """A terrain height field z = h(x, y) in the world frame (metres, z up)."""
+
+    @abc.abstractmethod
+    def height(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        """Height h (m, world z) at world positions (x, y) (m); shape = broadcast(x, y).shape."""
+
+    @abc.abstractmethod
+    def normal(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        """Unit outward normal (world frame, n_z > 0) at (x, y) (m); shape broadcast(x, y).shape + (3,).
+
+        Equals (−∂h/∂x, −∂h/∂y, 1)/‖·‖ of the surface `height` describes.
+        """
+
+    def height_normal(self, x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        """``(height(x, y), normal(x, y))`` in one call (subclasses share the work where they can)."""
+        return self.height(x, y), self.normal(x, y)
+
+    @property
+    def bounds(self) -> Bounds | None:
+        """(x_min, x_max, y_min, y_max) (m, world) where the terrain is defined or interesting, or None
+        (unbounded)."""
+        return None
+
+    def to_grid(self, bounds: Bounds | None = None, spacing: float = 0.05) -> HeightGrid:
+        """Sample the heights on a square grid of ``spacing`` (m) covering ``bounds`` (default `bounds`).
+
+        The grid starts at (x_min, y_min); its last node is at or just beyond (x_max, y_max).  Sharp
+        features (box and step edges) become slopes one cell wide.  Raises TerrainError for an unbounded
+        terrain without ``bounds`` and for non-positive spacing.
+        """
+        b = self.bounds if bounds is None else bounds
+        if b is None:
+            raise TerrainError(f"{type(self).__name__}.to_grid: terrain is unbounded, pass "
+                               "bounds=(xmin, xmax, ymin, ymax)")
+        xmin, xmax, ymin, ymax = _check_bounds("bounds", b)
+        d = _num("spacing", spacing, positive=True)
+        gx, gy = np.meshgrid(xmin + d * np.arange(_n_nodes(xmin, xmax, d)),
+                             ymin + d * np.arange(_n_nodes(ymin, ymax, d)))
+        return HeightGrid(xmin, ymin, d, d, self.height(gx, gy), source=f"{type(self).__name__}.to_grid")
+
+
+# --------------------------------------------------------------------------------------------- surfaces
+class Plane(Terrain):
+    """The plane through ``point`` (m, world) with normal ``normal`` (world; normalized, must have n_z > 0).
+
+    h(x, y) = p_z − (n_x (x − p_x) + n_y (y − p_y)) / n_z.  Unbounded.
+    """
+
+    def __init__(self, normal: ArrayLike = (0.0, 0.0, 1.0), point: ArrayLike = (0.0, 0.0, 0.0)) -> None:
+        n = _vec("Plane normal", normal, 3)
+        norm = float(np.linalg.norm(n))
+        if norm == 0.0 or n[2] / norm <= 1e-9:
+            raise TerrainError(f"Plane normal {n.tolist()} must have a positive z component (a height field "
+                               "cannot hold a vertical or overhanging plane)")
+        self.unit_normal = n / norm
+        self.point = _vec("Plane point", point, 3)
+
+    def height(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        x, y = _xy(x, y)
+        (nx, ny, nz), p = self.unit_normal, self.point
+        return p[2] - (nx * (x - p[0]) + ny * (y - p[1])) / nz
+
+    def normal(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        x, _ = _xy(x, y)
+        return np.broadcast_to(self.unit_normal, x.shape + (3,)).copy()
+
+    def __repr__(self) -> str:
+        return f"Plane(normal={self.unit_normal.round(6).tolist()}, point={self.point.tolist()})"
+
+
+class HeightGrid(Terrain):
+    """A regular height grid with bilinear interpolation (the wmrde benchmark terrains, thesis §2.5.4).
+
+    ``heights[j, i]`` (m) is the height of node (x_min + i·dx, y_min + j·dy) (m, world); shape (ny, nx),
+    ny, nx ≥ 2.  Between nodes the height is bilinear in the cell containing the query.  **Outside the
+    grid** the query is clamped to the nearest grid point, so the height continues the edge values
+    unchanged outward; the normal is that of the same clamped surface (zero slope across the edge).
+    On a cell edge the gradient is that of the cell on the +x / +y side (the last cell at the far edge).
+
+    Non-finite heights (holes) raise TerrainError naming their count and the first one (row-major
+    order), unless ``fill_holes=True``: each hole then takes the height of the nearest finite node
+    (Euclidean distance in metres).  ``source`` (e.g. a file name) prefixes error messages.
+    Attributes ``x_min, y_min, dx, dy`` (m), ``heights`` (read-only array), ``nx, ny``.
+    """
+
+    def __init__(self, x_min: float, y_min: float, dx: float, dy: float, heights: ArrayLike, *,
+                 fill_holes: bool = False, source: str | None = None) -> None:
+        w = f"{source}: " if source else "HeightGrid: "
+        self.x_min, self.y_min = _num(w + "x_min", x_min), _num(w + "y_min", y_min)
+        self.dx = _num(w + "grid spacing dx", dx, positive=True)
+        self.dy = _num(w + "grid spacing dy", dy, positive=True)
+        try:
+            h = np.array(heights, dtype=float)
+        except (TypeError, ValueError):
+            raise TerrainError(f"{w}heights must be a 2-D array of numbers") from None
+        if h.ndim != 2:
+            raise TerrainError(f"{w}heights must be a 2-D array (ny, nx), got {h.ndim}-D shape {h.shape}")
+        if h.shape[0] < 2 or h.shape[1] < 2:
+            raise TerrainError(f"{w}heights must have at least 2 x 2 nodes, got shape {h.shape}")
+        bad = ~np.isfinite(h)
+        if bad.any():
+            n_bad, (j, i) = int(bad.sum()), (int(v) for v in np.argwhere(bad)[0])
+            if not fill_holes or n_bad == h.size:
+                raise TerrainError(
+                    f"{w}{n_bad} non-finite height(s) (NaN/inf holes) of {h.size}; first at node (i={i}, "
+                    f"j={j}) = (x={self.x_min + i * self.dx:.6g}, y={self.y_min + j * self.dy:.6g}) m"
+                    + ("" if fill_holes else "; fill_holes=True fills each with the nearest valid height"))
+            from scipy import ndimage
+
+            idx = ndimage.distance_transform_edt(bad, sampling=(self.dy, self.dx), return_distances=False,
+                                                 return_indices=True)
+            h = h[tuple(idx)]
+        h.setflags(write=False)
+        self.heights = h
+        self.ny, self.nx = h.shape
+        self._flat = h.reshape(-1)
+
+    @property
+    def x_max(self) -> float:
+        """x of the last node column (m)."""
+        return self.x_min + (self.nx - 1) * self.dx
+
+    @property
+    def y_max(self) -> float:
+        """y of the last node row (m)."""
+        return self.y_min + (self.ny - 1) * self.dy
+
+    @property
+    def bounds(self) -> Bounds:
+        return self.x_min, self.x_max, self.y_min, self.y_max
+
+    def _cell(self, x: ArrayLike, y: ArrayLike, grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        x, y = _xy(x, y)
+        fx, fy = (x - self.x_min) / self.dx, (y - self.y_min) / self.dy
+        cx, cy = np.clip(fx, 0.0, self.nx - 1.0), np.clip(fy, 0.0, self.ny - 1.0)
+        i = np.minimum(cx.astype(np.intp), self.nx - 2)
+        j = np.minimum(cy.astype(np.intp), self.ny - 2)
+        tx, ty, k, f = cx - i, cy - j, j * self.nx + i, self._flat
+        h00, h10, h01, h11 = f[k], f[k + 1], f[k + self.nx], f[k + self.nx + 1]
+        a, b, c = h10 - h00, h01 - h00, h11 - h01 - h10 + h00
+        h = h00 + tx * a + ty * b + tx * ty * c
+        if not grad:
+            return h, None
+        gx = np.where(fx == cx, (a + ty * c) / self.dx, 0.0)     # clamped direction: no slope
+        gy = np.where(fy == cy, (b + tx * c) / self.dy, 0.0)
+        return h, _normal_from_grad(gx, gy)
+
+    def height(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        return self._cell(x, y, False)[0]
+
+    def normal(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        return self._cell(x, y, True)[1]  # type: ignore[return-value]
+
+    def height_normal(self, x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        return self._cell(x, y, True)  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        return (f"HeightGrid(x {self.x_min:g}..{self.x_max:g} m, y {self.y_min:g}..{self.y_max:g} m, "
+                f"{self.nx}x{self.ny} nodes, dx={self.dx:g}, dy={self.dy:g})")
+
+
+class _Profile(Terrain):
+    """A surface h = f(s) of the along-track coordinate s = (p − origin)·(cos yaw, sin yaw) (m)."""
+
+    lateral_half_width = 5.0
+    """Half-width (m) of the region `bounds` reports (the surface itself is infinite laterally)."""
+
+    def _setup(self, yaw: float, origin: ArrayLike) -> None:
+        self.yaw = _num("yaw", yaw)
+        self.origin = _vec("origin", origin, 2)
+        self._dir = np.array([math.cos(self.yaw), math.sin(self.yaw)])
+
+    def _s(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        x, y = _xy(x, y)
+        return (x - self.origin[0]) * self._dir[0] + (y - self.origin[1]) * self._dir[1]
+
+    @abc.abstractmethod
+    def _profile(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(h(s), dh/ds)."""
+
+    def height(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        return self._profile(self._s(x, y))[0]
+
+    def normal(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        return self.height_normal(x, y)[1]
+
+    def height_normal(self, x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        h, dhds = self._profile(self._s(x, y))
+        return h, _normal_from_grad(dhds * self._dir[0], dhds * self._dir[1])
+
+    def _bounds_along(self, s0: float, s1: float) -> Bounds:
+        w = self.lateral_half_width
+        return _rect_aabb(self.origin, self.yaw, s0 - 1.0, s1 + 1.0, -w, w)
+
+
+class Ramp(_Profile):
+    """Flat ground (z = 0), an incline, a plateau and (if ``down``) a descent; thesis §2.5.2 (LandTamer).
+
+    Along s = (p − origin)·(cos yaw, sin yaw) (m; yaw in rad about world z, origin (m) in the world x-y
+    plane): h = 0 for s < x_start, rises at ``slope_deg`` (degrees) to ``height`` (m), stays there for
+    ``top_length`` (m), then descends at the same slope back to 0 — or, with ``down=False``, stays at
+    ``height`` for all larger s.  Infinite laterally.  On the incline n = (−sin a cos yaw, −sin a sin yaw,
+    cos a), a = slope.  The defaults are the thesis's 1.5 m high, 20° ramp.  Attributes ``s_top``,
+    ``s_top_end``, ``s_end`` (m): s at the end of the incline, of the plateau, of the descent.
+    """
+
+    def __init__(self, x_start: float = 0.0, height: float = 1.5, slope_deg: float = 20.0,
+                 top_length: float = 5.0, down: bool = True, yaw: float = 0.0,
+                 origin: ArrayLike = (0.0, 0.0)) -> None:
+        self.x_start = _num("Ramp x_start", x_start)
+        self.ramp_height = _num("Ramp height", height, positive=True)
+        self.slope_deg = _num("Ramp slope_deg", slope_deg, positive=True)
+        self.top_length = _num("Ramp top_length", top_length)
+        if self.slope_deg >= 90.0 or self.top_length < 0.0:
+            raise TerrainError(f"Ramp needs slope_deg < 90 and top_length >= 0, got {self.slope_deg}, "
+                               f"{self.top_length}")
+        self.down = bool(down)
+        self._setup(yaw, origin)
+        self._tan = math.tan(math.radians(self.slope_deg))
+        self.s_top = self.x_start + self.ramp_height / self._tan
+        self.s_top_end = self.s_top + self.top_length
+        self.s_end = self.s_top_end + (self.ramp_height / self._tan if self.down else 0.0)
+
+    def _profile(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        t, top = self._tan, self.ramp_height
+        h = np.clip((s - self.x_start) * t, 0.0, top)
+        dh = np.where((s >= self.x_start) & (s < self.s_top), t, 0.0)
+        if self.down:
+            h = np.minimum(h, np.clip((self.s_end - s) * t, 0.0, top))
+            dh = dh - np.where((s >= self.s_top_end) & (s < self.s_end), t, 0.0)
+        return h, dh
+
+    @property
+    def bounds(self) -> Bounds:
+        return self._bounds_along(self.x_start, self.s_end)
+
+
+class Steps(_Profile):
+    """A staircase of ``n_steps`` steps along direction ``yaw`` (rad) from ``origin`` (m, world x-y).
+
+    With s the along-track coordinate (m, as in :class:`Ramp`): h = 0 for s < x_start, and
+    h = k · step_height (m) for x_start + (k−1)·step_length ≤ s < x_start + k·step_length, k = 1…n_steps;
+    beyond the last step the top landing (n_steps · step_height) continues.  A negative step_height
+    gives a descending staircase.  Normals are (0, 0, 1) everywhere: the risers are vertical, and
+    collision sees them only through the height jump.  Infinite laterally.
+    """
+
+    def __init__(self, x_start: float, step_length: float, step_height: float, n_steps: int,
+                 yaw: float = 0.0, origin: ArrayLike = (0.0, 0.0)) -> None:
+        self.x_start = _num("Steps x_start", x_start)
+        self.step_length = _num("Steps step_length", step_length, positive=True)
+        self.step_height = _num("Steps step_height", step_height)
+        self.n_steps = _int("Steps n_steps", n_steps, 1)
+        self._setup(yaw, origin)
+
+    def _profile(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        k = np.clip(np.floor((s - self.x_start) / self.step_length) + 1.0, 0.0, self.n_steps)
+        return k * self.step_height, np.zeros_like(s)
+
+    @property
+    def bounds(self) -> Bounds:
+        return self._bounds_along(self.x_start, self.x_start + self.n_steps * self.step_length)
+
+
+class Box(Terrain):
+    """A rectangular block: height ``height`` (m) on its footprint, ``base`` (m, default 0) elsewhere.
+
+    The footprint is centred at ``center`` (m, world x-y), of side lengths ``size`` = (lx, ly) (m) along
+    the box axes, rotated by ``yaw`` (rad) about world z; edges belong to the footprint.  Normals are
+    (0, 0, 1) everywhere: the vertical faces are seen by collision only through the height jump.
+    (``base=-inf`` makes the block contribute nothing outside its footprint inside a :class:`Composite`.)
+    """
+
+    def __init__(self, center: ArrayLike, size: ArrayLike, height: float, yaw: float = 0.0, *,
+                 base: float = 0.0) -> None:
+        self.center, self.size = _vec("Box center", center, 2), _vec("Box size", size, 2)
+        if (self.size <= 0).any():
+            raise TerrainError(f"Box size must be positive, got {self.size.tolist()}")
+        self.box_height, self.yaw = _num("Box height", height), _num("Box yaw", yaw)
+        self.base = -math.inf if base == -math.inf else _num("Box base (or -inf)", base)
+        self._c, self._s = math.cos(self.yaw), math.sin(self.yaw)
+
+    def height(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        x, y = _xy(x, y)
+        dx, dy = x - self.center[0], y - self.center[1]
+        u, v = self._c * dx + self._s * dy, -self._s * dx + self._c * dy
+        inside = (np.abs(u) <= 0.5 * self.size[0]) & (np.abs(v) <= 0.5 * self.size[1])
+        return np.where(inside, self.box_height, self.base)
+
+    def normal(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        x, _ = _xy(x, y)
+        return np.broadcast_to(np.array([0.0, 0.0, 1.0]), x.shape + (3,)).copy()
+
+    @property
+    def bounds(self) -> Bounds:
+        lx, ly = 0.5 * self.size
+        return _rect_aabb(self.center, self.yaw, -lx, lx, -ly, ly)
+
+
+class Composite(Terrain):
+    """The pointwise maximum of several surfaces; the normal is that of the surface attaining the max.
+
+    On ties the first surface in ``surfaces`` wins.  `bounds` is the union of the members' bounds
+    (None if no member is bounded).
+    """
+
+    def __init__(self, surfaces: list[Terrain] | tuple[Terrain, ...]) -> None:
+        self.surfaces = tuple(surfaces)
+        if not self.surfaces or not all(isinstance(s, Terrain) for s in self.surfaces):
+            raise TerrainError(f"Composite needs a non-empty sequence of Terrain objects, got {surfaces!r}")
+
+    def height_normal(self, x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        x, y = _xy(x, y)
+        hn = [s.height_normal(x, y) for s in self.surfaces]          # loop over surfaces, not points
+        hs = np.stack([np.broadcast_to(h, x.shape) for h, _ in hn])
+        ns = np.stack([np.broadcast_to(n, x.shape + (3,)) for _, n in hn])
+        k = np.argmax(hs, axis=0)[None]
+        return np.take_along_axis(hs, k, 0)[0], np.take_along_axis(ns, k[..., None], 0)[0]
+
+    def height(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        x, y = _xy(x, y)
+        return np.max(np.stack([np.broadcast_to(s.height(x, y), x.shape) for s in self.surfaces]), axis=0)
+
+    def normal(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        return self.height_normal(x, y)[1]
+
+    @property
+    def bounds(self) -> Bounds | None:
+        bs = np.array([b for b in (s.bounds for s in self.surfaces) if b is not None])
+        if bs.size == 0:
+            return None
+        return float(bs[:, 0].min()), float(bs[:, 1].max()), float(bs[:, 2].min()), float(bs[:, 3].max())
+
+
+# ------------------------------------------------------------------------------------------ rough terrain
+def gaussian_rough_terrain(rms: float = 0.05, corr_len: float = 0.2, bounds: Bounds = (-2.0, 12.0, -4.0, 4.0),
+                           spacing: float | None = None, seed: int = 0) -> HeightGrid:
+    """A zero-mean Gaussian random height field (thesis §2.5.1: RMS 0.05 m, correlation length 0.2 m).
+
+    The autocorrelation is Gaussian, C(r) = rms² · exp(−r²/corr_len²), r the horizontal lag (m): the
+    **correlation length** corr_len (m) is the lag at which the correlation falls to 1/e.  White noise on
+    a grid of ``spacing`` (m, default corr_len/5) padded by 3·corr_len is filtered in the Fourier domain by
+    exp(−k²·corr_len²/8) (the square root of the Gaussian power spectrum), cropped, its sample mean removed
+    and rescaled so the sample RMS equals ``rms`` (m) exactly.  The grid starts at (x_min, y_min) of
+    ``bounds`` (m, world) and covers it.  Reproducible: the same ``seed`` (int ≥ 0) gives the same grid.
+    """
+    rms, corr_len = _num("rms", rms, positive=True), _num("corr_len", corr_len, positive=True)
+    xmin, xmax, ymin, ymax = _check_bounds("bounds", bounds)
+    d = corr_len / 5.0 if spacing is None else _num("spacing", spacing, positive=True)
+    seed = _int("seed", seed, 0)
+    nx, ny, pad = _n_nodes(xmin, xmax, d), _n_nodes(ymin, ymax, d), math.ceil(3.0 * corr_len / d)
+    shape = (ny + 2 * pad, nx + 2 * pad)
+    if shape[0] * shape[1] > 50_000_000:
+        raise TerrainError(f"gaussian_rough_terrain: {nx} x {ny} nodes (bounds {bounds}, spacing {d:g} m) "
+                           "is too large; use a coarser spacing or smaller bounds")
+    noise = np.random.default_rng(seed).standard_normal(shape)
+    ky = 2.0 * np.pi * np.fft.fftfreq(shape[0], d=d)[:, None]
+    kx = 2.0 * np.pi * np.fft.rfftfreq(shape[1], d=d)[None, :]
+    filt = np.exp(-(kx * kx + ky * ky) * corr_len**2 / 8.0)
+    field = np.fft.irfft2(np.fft.rfft2(noise) * filt, s=shape)[pad:pad + ny, pad:pad + nx]
+    field = field - field.mean()
+    field *= rms / math.sqrt(float(np.mean(field * field)))
+    return HeightGrid(xmin, ymin, d, d, field, source="gaussian_rough_terrain")
