@@ -148,3 +148,24 @@ def test_bad_states_are_rejected():
         model.state(joints={"Z9": 0.1})
     with pytest.raises(ModelError, match="not a wheel"):
         model.wheel_radius("D1")
+
+
+def test_interpreted_kernels_give_the_same_transforms():
+    # NUMBA_DISABLE_JIT=1 runs the same kernel source as plain Python (DESIGN.md "Speed"): both must agree.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json, numpy as np, wmr_dynamics as w\n"
+            "m = w.load_model('rocky7')\n"
+            "q = m.state(xyz=(1, 2, 0.3), rpy=(0.1, -0.2, 0.7), joints=np.linspace(-0.5, 0.5, m.num_joints))\n"
+            "print(json.dumps(w.forward_kinematics(m, q).tolist()))")
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    from wmr_dynamics import load_model
+
+    m = load_model("rocky7")
+    q = m.state(xyz=(1, 2, 0.3), rpy=(0.1, -0.2, 0.7), joints=np.linspace(-0.5, 0.5, m.num_joints))
+    np.testing.assert_allclose(np.array(json.loads(r.stdout)), forward_kinematics(m, q), atol=1e-14)
