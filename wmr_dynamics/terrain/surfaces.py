@@ -1,15 +1,5 @@
-"""Terrain surfaces for wheel–ground collision (thesis §2.2.1, §2.5).
-
-Every surface is a height field z = h(x, y) in the **world frame** (x forward, y left, z up; metres).
-`Terrain.height` gives h and `Terrain.normal` the unit normal n = (−∂h/∂x, −∂h/∂y, 1)/‖·‖ of the *same*
-surface, pointing out of the ground (n_z > 0).  Both take NumPy arrays of any broadcastable shapes and
-are pure NumPy (no Python loop over query points); NaN query coordinates raise :class:`TerrainError`.
-
-Surfaces: :class:`Plane`, :class:`HeightGrid` (bilinear, the thesis's benchmark terrains), :class:`Ramp`
-(the LandTamer ramp of thesis §2.5.2), :class:`Box`, :class:`Steps`, :class:`Composite` (pointwise max),
-:func:`gaussian_rough_terrain` (thesis §2.5.1).  Loaders: :func:`load_wmrde_grid`, :func:`load_heightmap`,
-:func:`load_sdf_world`, and the dispatcher :func:`load_terrain`.  See ``docs/terrain.md``.
-"""
+"""Terrain surfaces (height fields with consistent normals) and Gaussian rough terrain; see the package
+docstring of :mod:`wmr_dynamics.terrain` for conventions."""
 
 from __future__ import annotations
 
