@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from wmr_dynamics.errors import ModelError, TerrainError
-from wmr_dynamics.kinematics import check_state, forward_kinematics
+from wmr_dynamics.kinematics.fk import check_state, forward_kinematics
 from wmr_dynamics.model import WmrModel
 from wmr_dynamics.terrain import Terrain
 

@@ -1,4 +1,4 @@
-"""Kinematics of the frame tree.  This module so far: forward position kinematics (thesis Alg. 1).
+"""Forward position kinematics of the frame tree (thesis Alg. 1).
 
 Kernels (``_name``) take the model's flat arrays and a preallocated output, loop over frames and allocate
 nothing, so they compile with numba and run inside rollouts; the public wrappers validate input and

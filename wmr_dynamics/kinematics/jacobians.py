@@ -1,0 +1,82 @@
+"""Wheel Jacobians (thesis Alg. 2, eqs. 2.16–2.24) and holonomic joint-constraint Jacobians (eqs. 2.25–2.26)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from wmr_dynamics._jit import njit
+from wmr_dynamics.collision import Contacts
+from wmr_dynamics.model import WmrModel
+
+
+@njit
+def _wheel_jacobian(parent: NDArray, jtype: NDArray, T_world: NDArray, wheel_frame: int, r_c: NDArray,
+                    R_c: NDArray, A: NDArray, tmp: NDArray) -> None:
+    """Alg. 2 for one wheel: ``A`` (3 × ndof) with ``A q̇' = v_c`` in contact-frame coordinates.
+
+    ``r_c`` is the contact point and ``R_c`` the contact frame (columns x̂_c, ŷ_c, ẑ_c), both in world
+    coordinates; ``tmp`` is a 3 × ndof work array.
+    """
+    tmp[:, :] = 0.0
+    i = wheel_frame
+    while i > 0:  # lines 4–11, chain from the wheel up to (not including) the body
+        a = jtype[i] % 3
+        if jtype[i] < 3:  # revolute: axis × (r_c − r_i)  (line 6)
+            ux, uy, uz = T_world[i, 0, a], T_world[i, 1, a], T_world[i, 2, a]
+            dx = r_c[0] - T_world[i, 0, 3]
+            dy = r_c[1] - T_world[i, 1, 3]
+            dz = r_c[2] - T_world[i, 2, 3]
+            tmp[0, i + 5] = uy * dz - uz * dy
+            tmp[1, i + 5] = uz * dx - ux * dz
+            tmp[2, i + 5] = ux * dy - uy * dx
+        else:  # prismatic: the axis itself (line 8)
+            for r in range(3):
+                tmp[r, i + 5] = T_world[i, r, a]
+        i = parent[i]
+    # line 12: [r_c − r_b]×ᵀ R_b = −[d]× R_b ; line 13: R_b
+    dx = r_c[0] - T_world[0, 0, 3]
+    dy = r_c[1] - T_world[0, 1, 3]
+    dz = r_c[2] - T_world[0, 2, 3]
+    for c in range(3):
+        bx, by, bz = T_world[0, 0, c], T_world[0, 1, c], T_world[0, 2, c]
+        tmp[0, c] = -(dy * bz - dz * by)
+        tmp[1, c] = -(dz * bx - dx * bz)
+        tmp[2, c] = -(dx * by - dy * bx)
+        for r in range(3):
+            tmp[r, 3 + c] = T_world[0, r, c]
+    # line 14: to contact-frame coordinates, A = R_cᵀ A
+    for r in range(3):
+        for c in range(A.shape[1]):
+            A[r, c] = R_c[0, r] * tmp[0, c] + R_c[1, r] * tmp[1, c] + R_c[2, r] * tmp[2, c]
+
+
+@njit
+def _wheel_jacobians(parent: NDArray, jtype: NDArray, T_world: NDArray, wheel_frame: NDArray, points: NDArray,
+                     frames: NDArray, A: NDArray) -> None:
+    """Stacked Alg. 2 (eq. 2.24): ``A`` is (3·nw × ndof), rows x, y, z of wheel 0, then wheel 1, …"""
+    tmp = np.empty((3, A.shape[1]))
+    for w in range(wheel_frame.shape[0]):
+        _wheel_jacobian(parent, jtype, T_world, wheel_frame[w], points[w], frames[w], A[3 * w:3 * w + 3], tmp)
+
+
+def wheel_jacobians(model: WmrModel, T_world: NDArray, contacts: Contacts) -> NDArray:
+    """Wheel Jacobians of all wheels, thesis Alg. 2 / eq. 2.24.
+
+    Args:
+        model: the WMR model.  T_world: (nf, 4, 4) from forward kinematics.
+        contacts: wheel contacts for the same state (:func:`~wmr_dynamics.collision.wheel_contacts`).
+
+    Returns:
+        (3·nw, ndof) matrix A_wheel with ``A_wheel q̇' = v_c``: rows 3w, 3w+1, 3w+2 are wheel w's contact
+        point velocity (m/s) along its contact frame's x (longitudinal), y (lateral) and z (normal) axes,
+        for the joint-space velocity q̇' = [ω_b; v_b; θ̇] (body coordinates, eq. 2.13).
+    """
+    A = np.empty((3 * model.num_wheels, model.num_dof))
+    _wheel_jacobians(model.parent, model.joint_type, T_world, model.wheel_frame, contacts.points, contacts.frames, A)
+    return A
+
+
+def joint_constraint_residual(model: WmrModel, q: NDArray) -> NDArray:
+    """c = A_joint θ − b for every holonomic joint constraint (eqs. 2.25, E.1), in rad or m."""
+    return model.A_joint[:, 6:] @ q[7:] - model.b_joint

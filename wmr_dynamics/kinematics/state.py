@@ -1,0 +1,79 @@
+"""State-space bookkeeping: q̇ = V(q) q̇' (thesis eq. 2.14) and the Euler step (eq. 2.39).
+
+The orientation is a unit quaternion (x, y, z, w); its rate for a body-frame angular velocity ω is
+q̇ = ½ q ⊗ [ω; 0].  The step integrates the orientation exactly for constant ω over the step (so it stays a
+unit quaternion) and the position and joints with Euler.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from wmr_dynamics._jit import njit
+
+
+@njit
+def _state_rate(q: NDArray, qvel: NDArray, out: NDArray) -> None:
+    """out = V(q) q̇' (eq. 2.14): quaternion rate, world-frame position rate, joint rates."""
+    x, y, z, w = q[0], q[1], q[2], q[3]
+    wx, wy, wz = qvel[0], qvel[1], qvel[2]
+    # ½ q ⊗ (ω, 0)
+    out[0] = 0.5 * (w * wx + y * wz - z * wy)
+    out[1] = 0.5 * (w * wy + z * wx - x * wz)
+    out[2] = 0.5 * (w * wz + x * wy - y * wx)
+    out[3] = -0.5 * (x * wx + y * wy + z * wz)
+    n = x * x + y * y + z * z + w * w
+    r00 = 1.0 - 2.0 * (y * y + z * z) / n
+    r01 = 2.0 * (x * y - z * w) / n
+    r02 = 2.0 * (x * z + y * w) / n
+    r10 = 2.0 * (x * y + z * w) / n
+    r11 = 1.0 - 2.0 * (x * x + z * z) / n
+    r12 = 2.0 * (y * z - x * w) / n
+    r20 = 2.0 * (x * z - y * w) / n
+    r21 = 2.0 * (y * z + x * w) / n
+    r22 = 1.0 - 2.0 * (x * x + y * y) / n
+    vx, vy, vz = qvel[3], qvel[4], qvel[5]
+    out[4] = r00 * vx + r01 * vy + r02 * vz
+    out[5] = r10 * vx + r11 * vy + r12 * vz
+    out[6] = r20 * vx + r21 * vy + r22 * vz
+    for k in range(6, qvel.shape[0]):
+        out[k + 1] = qvel[k]
+
+
+def state_rate(q: NDArray, qvel: NDArray) -> NDArray:
+    """q̇ = V(q) q̇' (thesis eq. 2.14) for a state q and joint-space velocity q̇' (body coordinates)."""
+    out = np.empty(q.shape[0])
+    _state_rate(q, qvel, out)
+    return out
+
+
+@njit
+def _euler_step(q: NDArray, qvel: NDArray, dt: float, out: NDArray) -> None:
+    """q[i+1] = q[i] + V(q[i]) q̇'[i] Δt (eq. 2.39), with the orientation advanced by exp(ω Δt / 2)."""
+    wx, wy, wz = qvel[0] * dt, qvel[1] * dt, qvel[2] * dt
+    angle = np.sqrt(wx * wx + wy * wy + wz * wz)
+    if angle > 1e-12:
+        s = np.sin(0.5 * angle) / angle
+        dx, dy, dz, dw = wx * s, wy * s, wz * s, np.cos(0.5 * angle)
+    else:
+        dx, dy, dz, dw = 0.5 * wx, 0.5 * wy, 0.5 * wz, 1.0
+    x, y, z, w = q[0], q[1], q[2], q[3]
+    # body-frame increment: q ⊗ dq
+    nx = w * dx + x * dw + y * dz - z * dy
+    ny = w * dy - x * dz + y * dw + z * dx
+    nz = w * dz + x * dy - y * dx + z * dw
+    nw = w * dw - x * dx - y * dy - z * dz
+    rate = np.empty(q.shape[0])
+    _state_rate(q, qvel, rate)
+    n = np.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
+    out[0], out[1], out[2], out[3] = nx / n, ny / n, nz / n, nw / n
+    for k in range(4, q.shape[0]):
+        out[k] = q[k] + rate[k] * dt
+
+
+def euler_step(q: NDArray, qvel: NDArray, dt: float) -> NDArray:
+    """One step of eq. 2.39 (s); returns the new state with a unit quaternion."""
+    out = np.empty(q.shape[0])
+    _euler_step(q, qvel, dt, out)
+    return out
