@@ -1,0 +1,130 @@
+"""Body-velocity controllers: a commanded (v, ω) → rate commands for the actuated joints.
+
+The command is the body's forward speed v (m/s, along body x) and yaw rate ω (rad/s, about body z).  One
+geometric rule serves every vehicle type of the thesis (skid-steer LandTamer/Crusher, Ackermann RecBot,
+rocker-bogie Rocky 7 with steered corners, Zoë's passively steered axles, the PVC tricycle):
+
+- an actuated steering joint (RZ above a wheel) is servoed to the angle that points its wheels along the
+  velocity of the steering axis under the commanded body twist (no lateral slip on flat ground);
+- a passive steering joint above two or more driven wheels (Zoë's axles) is steered by driving those
+  wheels at different speeds: the axle's yaw rate relative to the ground is (v_R − v_L) / track, so the
+  wheels get the speed difference that turns the axle towards its target angle;
+- each driven wheel turns at the speed of its centre along its heading, divided by its radius.
+
+The ``naive`` controller of the thesis's Table 2.4 test assumes flat ground and drives all wheels at v / r
+with steering held straight.  Inverse (actuation) kinematics on rough terrain, which solves eq. 2.37 with
+the body velocity known, is :func:`wmr_dynamics.kinematics.actuation_kinematics`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from wmr_dynamics.errors import ModelError
+from wmr_dynamics.model import WmrModel
+
+CONTROLLER_TYPES = ("skid_steer", "ackermann", "rocker_bogie", "zoe", "tricycle", "geometric", "naive")
+
+
+@dataclass(frozen=True)
+class _Steer:
+    frame: int  # the steering joint's frame index
+    wheels: tuple[int, ...]  # wheel numbers below it
+    actuated: bool
+
+
+def _wheels_below(model: WmrModel, frame: int) -> list[int]:
+    out = []
+    for w, f in enumerate(model.wheel_frame):
+        i = int(f)
+        while i > 0 and i != frame:
+            i = int(model.parent[i])
+        if i == frame:
+            out.append(w)
+    return out
+
+
+class BodyVelocityController:
+    """Turns a body velocity command into actuated joint rates (see the module docstring).
+
+    Args:
+        model: the WMR model.
+        kind: one of ``CONTROLLER_TYPES``; ``None`` takes ``model.config['controller']['type']`` (or
+            ``geometric``).  All kinds except ``naive`` use the geometric rule.
+        steer_gain: proportional gain of the steering servo, 1/s.
+        max_steer_rate: rate limit of steering joints, rad/s.
+    """
+
+    def __init__(self, model: WmrModel, kind: str | None = None, steer_gain: float = 5.0,
+                 max_steer_rate: float = 2.0) -> None:
+        kind = kind or (model.config.get("controller") or {}).get("type") or "geometric"
+        if kind not in CONTROLLER_TYPES:
+            raise ModelError(f"controller type '{kind}' is not one of {', '.join(CONTROLLER_TYPES)}")
+        self.model, self.kind = model, kind
+        self.steer_gain, self.max_steer_rate = float(steer_gain), float(max_steer_rate)
+        self.actuated_frames = np.flatnonzero(model.actuated)
+        wheel_frames = set(model.wheel_frame.tolist())
+        self.steers = [_Steer(int(i), tuple(_wheels_below(model, int(i))), bool(model.actuated[i]))
+                       for i in range(1, model.num_frames)
+                       if model.joint_type[i] == 2 and i not in wheel_frames and _wheels_below(model, int(i))]
+        self.steers = [s for s in self.steers if s.actuated or len(s.wheels) >= 2]
+        self.wheel_of_frame = {int(f): w for w, f in enumerate(model.wheel_frame)}
+
+    def __call__(self, q: NDArray, T_world: NDArray, v: float, omega: float) -> NDArray:
+        """Rates (rad/s or m/s) for ``model.actuated_joint_names``, in that order.
+
+        Args:
+            q: state.  T_world: its forward kinematics (nf, 4, 4).
+            v: forward speed, m/s.  omega: yaw rate, rad/s.
+        """
+        if not (np.isfinite(v) and np.isfinite(omega)):
+            raise ModelError(f"velocity command must be finite, got v={v!r} m/s, omega={omega!r} rad/s")
+        m = self.model
+        rates = np.zeros(m.num_frames)
+        if self.kind == "naive":
+            for w, f in enumerate(m.wheel_frame):
+                rates[f] = v / m.wheel_radii[w]
+            return rates[self.actuated_frames]
+        T_b = T_world[0]
+        to_body = np.linalg.inv(T_b)
+        steer_rate = np.zeros(m.num_frames)
+        for s in self.steers:
+            p = (to_body @ T_world[s.frame])[:3, 3]
+            target = _heading_angle(v - omega * p[1], omega * p[0])
+            # heading of the steering frame's x axis at zero steer angle, in the body x-y plane
+            R0 = (to_body @ T_world[m.parent[s.frame]])[:3, :3] @ m.T0[s.frame, :3, :3]
+            err = _wrap(target - np.arctan2(R0[1, 0], R0[0, 0]) - q[6 + s.frame])
+            steer_rate[s.frame] = np.clip(self.steer_gain * err, -self.max_steer_rate, self.max_steer_rate)
+            if s.actuated:
+                rates[s.frame] = steer_rate[s.frame]
+        for w, f in enumerate(m.wheel_frame):
+            Tw = to_body @ T_world[m.parent[f]] @ m.T0[f]  # hub frame: the wheel frame without its spin
+            p = Tw[:3, 3]
+            u = np.array([v - omega * p[1], omega * p[0]])
+            # a passive steering joint above this wheel turns at steer_rate: its wheels must drive that turn
+            for s in self.steers:
+                if not s.actuated and w in s.wheels:
+                    p_s = (to_body @ T_world[s.frame])[:3, 3]
+                    u += steer_rate[s.frame] * np.array([-(p[1] - p_s[1]), p[0] - p_s[0]])
+            heading = Tw[:2, 0] / max(np.linalg.norm(Tw[:2, 0]), 1e-9)
+            rates[f] = (u @ heading) / m.wheel_radii[w]
+        return rates[self.actuated_frames]
+
+
+def _heading_angle(ux: float, uy: float) -> float:
+    """Direction of the planar velocity (ux, uy), folded into (−π/2, π/2] so wheels reverse, not flip."""
+    if abs(ux) < 1e-12 and abs(uy) < 1e-12:
+        return 0.0
+    a = np.arctan2(uy, ux)
+    if a > np.pi / 2:
+        a -= np.pi
+    elif a <= -np.pi / 2:
+        a += np.pi
+    return float(a)
+
+
+def _wrap(a: float) -> float:
+    return float((a + np.pi) % (2 * np.pi) - np.pi)

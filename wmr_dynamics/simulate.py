@@ -1,0 +1,294 @@
+"""Simulator: kinematic and enhanced-kinematic motion prediction over a terrain (thesis Fig. 2.6).
+
+Each step: forward kinematics (Alg. 1) → collision (§2.2.1) → wheel Jacobians (Alg. 2) → controller →
+stabilized DAE solve (eqs. 2.33–2.38; with body slip, eqs. 2.44–2.52, in ``enhanced`` mode) → integration
+(Euler, eq. 2.39, or classical Runge–Kutta 4).  The dynamic mode comes with the dynamics module.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from wmr_dynamics import spatial
+from wmr_dynamics.controllers import BodyVelocityController
+from wmr_dynamics.errors import ModelError, WmrError
+from wmr_dynamics.kinematics import (
+    actuated_indices,
+    evaluate,
+    initialize_contact,
+    solve_velocity,
+    state_rate,
+)
+from wmr_dynamics.kinematics.enhanced import (
+    SlipParams,
+    body_force,
+    body_slip,
+    composite_inertia,
+    rollover_margin,
+    wheel_slip_from_body,
+)
+from wmr_dynamics.kinematics.state import euler_step
+from wmr_dynamics.model import WmrModel
+from wmr_dynamics.terrain import Terrain
+
+MODES = ("kinematic", "enhanced")
+INTEGRATORS = ("euler", "rk4")
+CONTACT_TOLERANCE = 0.01  # m: a wheel counts as "in contact" when Δz <= 1 cm
+
+Command = tuple[float, float] | Callable[[float], tuple[float, float]]
+
+
+class SimulationError(WmrError, RuntimeError):
+    """The simulation could not continue (non-finite state, terrain hole under a wheel, ...)."""
+
+
+@dataclass
+class SimResult:
+    """Arrays of one run; row k is time ``t[k]`` (the last row is the final state).
+
+    Attributes:
+        t: (n+1,) s.  q: (n+1, nq) states.  qvel: (n+1, ndof) joint-space velocity used from t[k]
+            (the last row repeats the previous one).  dz: (n+1, nw) contact height errors, m.
+        contact_points: (n+1, nw, 3) world, m.  contact_speed: (n+1, nw) ‖v_c‖, m/s.
+        residual: (n+1,) ‖A q̇' − v‖ of the least-squares solve, m/s.
+        rollover_margin: (n+1,) m, positive = the cg force line meets the ground inside the support polygon.
+        wall_time_s: wall time of the stepping loop only.
+    """
+
+    model_name: str
+    mode: str
+    dt: float
+    t: NDArray
+    q: NDArray
+    qvel: NDArray
+    dz: NDArray
+    contact_points: NDArray
+    contact_speed: NDArray
+    residual: NDArray
+    rollover_margin: NDArray
+    wall_time_s: float
+    wheel_names: list[str] = field(default_factory=list)
+
+    @property
+    def steps(self) -> int:
+        return len(self.t) - 1
+
+    def rpy(self) -> NDArray:
+        """(n+1, 3) body roll, pitch, yaw, rad."""
+        return np.array([spatial.quat_to_rpy(qq[:4]) for qq in self.q])
+
+    def summary(self) -> dict:
+        """The run's key figures (the JSON line of ``wmr-sim --json``)."""
+        xyz = self.q[:, 4:7]
+        steps = slice(0, self.steps)  # per-step quantities (the final row repeats the last step)
+        rpy = spatial.quat_to_rpy(self.q[-1, :4])
+        sim_time = float(self.t[-1] - self.t[0])
+        return {
+            "vehicle": self.model_name, "mode": self.mode, "dt_s": self.dt,
+            "distance_m": float(np.linalg.norm(np.diff(xyz, axis=0), axis=1).sum()),
+            "final_pose": [float(v) for v in (*xyz[-1], *rpy)],
+            "mean_contact_speed_mps": float(self.contact_speed[steps].mean()) if self.steps else 0.0,
+            "max_abs_dz_m": float(np.abs(self.dz).max()),
+            "contact_fraction": float((self.dz[steps] <= CONTACT_TOLERANCE).mean()) if self.steps else 1.0,
+            "min_rollover_margin_m": float(self.rollover_margin.min()),
+            "steps": self.steps, "sim_time_s": sim_time, "wall_time_s": self.wall_time_s,
+            "real_time_factor": sim_time / self.wall_time_s if self.wall_time_s > 0 else float("inf"),
+        }
+
+    def to_csv(self, path: str | Path) -> Path:
+        """Write t, pose (x, y, z, roll, pitch, yaw), joint angles, Δz and ‖v_c‖ per wheel, one row per step."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nj = self.q.shape[1] - 7
+        rpy = self.rpy()
+        with path.open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["t_s", "x_m", "y_m", "z_m", "roll_rad", "pitch_rad", "yaw_rad"]
+                       + [f"theta_{k}" for k in range(nj)]
+                       + [f"dz_{n}_m" for n in self.wheel_names] + [f"vc_{n}_mps" for n in self.wheel_names])
+            for k in range(len(self.t)):
+                w.writerow([f"{v:.6g}" for v in (self.t[k], *self.q[k, 4:7], *rpy[k], *self.q[k, 7:],
+                                                  *self.dz[k], *self.contact_speed[k])])
+        return path
+
+
+@dataclass
+class StepInfo:
+    """Diagnostics of one step: the velocity solve and the rollover margin at the step's start."""
+
+    qvel: NDArray
+    dz: NDArray
+    contact_points: NDArray
+    contact_speed: NDArray
+    residual: float
+    rollover_margin: float
+
+
+class Simulator:
+    """Kinematic / enhanced-kinematic simulator of one vehicle on one terrain.
+
+    Args:
+        model: the WMR model.  terrain: the ground.
+        mode: ``"kinematic"`` (stabilized DAE, §2.2.5) or ``"enhanced"`` (with body slip, §2.3).
+        dt: time step, s.  integrator: ``"euler"`` (eq. 2.39) or ``"rk4"``.
+        controller: maps (q, T_world, v, ω) → actuated joint rates; default
+            :class:`~wmr_dynamics.controllers.BodyVelocityController` of the vehicle's YAML type.
+        slip: body slip parameters for ``enhanced`` mode.
+        baumgarte: σ of eqs. 2.35–2.36, 1/s; default 1/dt (its upper bound).
+    """
+
+    def __init__(self, model: WmrModel, terrain: Terrain, mode: str = "kinematic", dt: float = 0.04,
+                 integrator: str = "euler", controller: Callable | None = None, slip: SlipParams | None = None,
+                 baumgarte: float | None = None) -> None:
+        if mode not in MODES:
+            raise ModelError(f"mode '{mode}' is not one of {', '.join(MODES)} (dynamic comes with the dynamics)")
+        if integrator not in INTEGRATORS:
+            raise ModelError(f"integrator '{integrator}' is not one of {', '.join(INTEGRATORS)}")
+        if not (np.isfinite(dt) and dt > 0):
+            raise ModelError(f"dt must be a positive number of seconds, got {dt!r}")
+        self.model, self.terrain, self.mode, self.dt, self.integrator = model, terrain, mode, float(dt), integrator
+        self.controller = controller or BodyVelocityController(model)
+        self.slip = slip or SlipParams()
+        self.sigma = 1.0 / self.dt if baumgarte is None else float(baumgarte)
+        if not 0 < self.sigma <= 1.0 / self.dt + 1e-12:
+            raise ModelError(f"baumgarte gain must satisfy 0 < sigma <= 1/dt = {1 / self.dt:g}, got {self.sigma}")
+        self.known = actuated_indices(model)
+
+    def initial_state(self, xyz: ArrayLike | None = None, yaw: float | None = None) -> NDArray:
+        """A state on the terrain (§2.2.4) at the YAML's ``initial_pose`` or the given x, y (m) and yaw (rad)."""
+        pose = self.model.config.get("initial_pose") or {}
+        p = np.array(pose.get("xyz", (0.0, 0.0, 0.0)), dtype=float)
+        rpy = np.array(pose.get("rpy", (0.0, 0.0, 0.0)), dtype=float)
+        if xyz is not None:
+            p[:len(xyz)] = xyz
+        if yaw is not None:
+            rpy[2] = yaw
+        p[2] = max(p[2], float(self.terrain.height(p[0], p[1])) + float(self.model.wheel_radii.max()))
+        q = self.model.state(xyz=p, rpy=(0.0, 0.0, rpy[2]))
+        return initialize_contact(self.model, q, self.terrain)
+
+    def velocity(self, q: NDArray, v: float, omega: float) -> StepInfo:
+        """Joint-space velocity at state q for the command (v m/s, ω rad/s): one DAE solve (eq. 2.38)."""
+        ks = evaluate(self.model, q, self.terrain)
+        rates = self.controller(q, ks.T_world, v, omega)
+        sol = solve_velocity(self.model, ks, self.known, rates, self.sigma)
+        m, com, I_b = composite_inertia(self.model, ks.T_world)
+        R_wb = ks.T_world[0, :3, :3]
+        f_b = body_force(I_b, R_wb, sol.qvel[:6])  # eq. 2.44
+        if self.mode == "enhanced" and not self.slip.is_zero:
+            v_slip = body_slip(self.slip, com, sol.qvel[:6], f_b)
+            sol = solve_velocity(self.model, ks, self.known, rates, self.sigma,
+                                 slip_xy=wheel_slip_from_body(ks.A_wheel, v_slip))  # eqs. 2.52, 2.38
+        # force through the cg (eq. 2.46 keeps the linear part) for the rollover indicator
+        cg_world = ks.T_world[0, :3, :3] @ com + ks.T_world[0, :3, 3]
+        margin = rollover_margin(cg_world, R_wb @ f_b[3:], ks.contacts.points, ks.contacts.normals)
+        return StepInfo(sol.qvel, ks.contacts.dz, ks.contacts.points, sol.slip_speed,
+                        float(np.linalg.norm(sol.residual)), margin)
+
+    def step(self, q: NDArray, v: float, omega: float) -> tuple[NDArray, StepInfo]:
+        """Advance one time step with the command held constant; returns (q_next, info at q)."""
+        info = self.velocity(q, v, omega)
+        if self.integrator == "euler":
+            q_next = euler_step(q, info.qvel, self.dt)  # eq. 2.39
+        else:
+            k1 = state_rate(q, info.qvel)
+            k2 = state_rate(q2 := _add(q, k1, self.dt / 2), self.velocity(q2, v, omega).qvel)
+            k3 = state_rate(q3 := _add(q, k2, self.dt / 2), self.velocity(q3, v, omega).qvel)
+            k4 = state_rate(q4 := _add(q, k3, self.dt), self.velocity(q4, v, omega).qvel)
+            q_next = _add(q, (k1 + 2 * k2 + 2 * k3 + k4) / 6.0, self.dt)
+        if not np.all(np.isfinite(q_next)):
+            raise SimulationError(f"{self.model.name}: the state became non-finite "
+                                  f"(qvel={info.qvel.round(4).tolist()})")
+        return q_next, info
+
+    def run(self, duration: float, command: Command, q0: NDArray | None = None, progress: bool | None = None
+            ) -> SimResult:
+        """Simulate ``duration`` seconds from ``q0`` (default :meth:`initial_state`).
+
+        Args:
+            command: (v, ω) held constant, or a function t → (v, ω) (m/s, rad/s).
+            progress: print a progress bar on stderr; default: only when the run takes more than ~2 s.
+        """
+        if not (np.isfinite(duration) and duration > 0):
+            raise ModelError(f"duration must be a positive number of seconds, got {duration!r}")
+        cmd = command if callable(command) else (lambda _t, c=tuple(command): c)
+        q = self.initial_state() if q0 is None else np.asarray(q0, dtype=float)
+        n = int(round(duration / self.dt))
+        nw, m = self.model.num_wheels, self.model
+        t = np.arange(n + 1) * self.dt
+        Q = np.empty((n + 1, m.num_states))
+        QV = np.empty((n + 1, m.num_dof))
+        DZ = np.empty((n + 1, nw))
+        CP = np.empty((n + 1, nw, 3))
+        VC = np.empty((n + 1, nw))
+        RES = np.empty(n + 1)
+        ROLL = np.empty(n + 1)
+        start = time.perf_counter()
+        bar = _Progress(n, progress)
+        for k in range(n + 1):
+            v, omega = _checked_command(cmd, t[k])
+            Q[k] = q
+            if k < n:
+                q, info = self.step(q, v, omega)
+            else:
+                info = self.velocity(q, v, omega)
+            QV[k], DZ[k], CP[k], VC[k], RES[k], ROLL[k] = (info.qvel, info.dz, info.contact_points,
+                                                           info.contact_speed, info.residual, info.rollover_margin)
+            bar.update(k, time.perf_counter() - start)
+        wall = time.perf_counter() - start
+        bar.close()
+        if n:
+            QV[n], VC[n] = QV[n - 1], VC[n - 1]
+        return SimResult(m.name, self.mode, self.dt, t, Q, QV, DZ, CP, VC, RES, ROLL, wall, list(m.wheel_names))
+
+
+def _add(q: NDArray, rate: NDArray, h: float) -> NDArray:
+    out = q + rate * h
+    out[:4] /= np.linalg.norm(out[:4])
+    return out
+
+
+def _checked_command(cmd: Callable[[float], tuple[float, float]], t: float) -> tuple[float, float]:
+    try:
+        v, omega = cmd(t)
+        v, omega = float(v), float(omega)
+    except (TypeError, ValueError) as e:
+        raise ModelError(f"command at t={t:g} s must be (v m/s, omega rad/s): {e}") from None
+    if not (np.isfinite(v) and np.isfinite(omega)):
+        raise ModelError(f"command at t={t:g} s is not finite: v={v}, omega={omega}")
+    return v, omega
+
+
+class _Progress:
+    """A one-line progress bar on stderr, shown once a run looks longer than ~2 s."""
+
+    def __init__(self, n: int, enabled: bool | None) -> None:
+        self.n, self.enabled, self.shown, self.last = n, enabled, False, -1
+
+    def update(self, k: int, elapsed: float) -> None:
+        if self.enabled is False or self.n == 0:
+            return
+        if not self.shown:
+            # auto mode: only once the run has taken 2 s (start-up and compilation included) and has
+            # a noticeable remainder left
+            remaining = elapsed / max(k, 1) * (self.n - k)
+            if not (self.enabled or (elapsed > 2.0 and remaining > 1.0)):
+                return
+            self.shown = True
+        pct = int(100 * k / self.n)
+        if pct != self.last:
+            self.last = pct
+            bar = "#" * (pct // 4) + "." * (25 - pct // 4)
+            print(f"\r[{bar}] {pct:3d}%  step {k}/{self.n}  {elapsed:.1f} s", end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.shown:
+            print(file=sys.stderr)
