@@ -28,6 +28,7 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
+            "wmr-sim = wmr_dynamics.cli:sim_main",
             "wmr-show = wmr_dynamics.cli:show_main",
         ],
     },

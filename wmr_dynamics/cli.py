@@ -1,7 +1,7 @@
 """Command-line tools.
 
-``wmr-show`` (or ``python -m wmr_dynamics.cli show``): load a vehicle, build a terrain, place the vehicle
-on it, print the model and its wheel contacts and write a picture.
+``wmr-sim`` (``python -m wmr_dynamics.cli sim``): simulate a vehicle on a terrain; summary, plots, CSV.
+``wmr-show`` (``python -m wmr_dynamics.cli show``): place a vehicle on a terrain; model, contacts, picture.
 """
 
 from __future__ import annotations
@@ -105,9 +105,88 @@ def show_main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def sim_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="wmr-sim", description="Simulate a wheeled mobile robot on a terrain "
+                                "(kinematic or enhanced-kinematic model, thesis §2.2–2.3).")
+    p.add_argument("--vehicle", default="rocky7", help="bundled vehicle name or path to a URDF / vehicle YAML")
+    p.add_argument("--terrain", default="rough",
+                   help="flat | rough | ramp | steps | FILE (height grid .txt, heightmap .yaml/.npy, SDF world)")
+    p.add_argument("--rms", type=float, default=0.05, help="rough terrain RMS height, m (default 0.05)")
+    p.add_argument("--corr-len", type=float, default=0.2, help="rough terrain correlation length, m (default 0.2)")
+    p.add_argument("--seed", type=int, default=1, help="rough terrain random seed (default 1)")
+    p.add_argument("--mode", default="kinematic", choices=["kinematic", "enhanced"],
+                   help="motion model (dynamic comes with the dynamics module)")
+    p.add_argument("--slip", type=float, nargs=6, metavar=("P1", "P2", "P3", "P4", "P5", "P6"),
+                   default=(0.0,) * 6, help="enhanced mode: body slip parameters p1..p6 (eqs. 2.48-2.49)")
+    p.add_argument("--dt", type=float, default=0.04, help="time step, s (default 0.04)")
+    p.add_argument("--duration", type=float, default=10.0, help="simulated time, s (default 10)")
+    p.add_argument("--speed", type=float, default=0.5, help="commanded forward speed, m/s (default 0.5)")
+    p.add_argument("--yaw-rate", type=float, default=0.0, help="commanded yaw rate, rad/s (default 0)")
+    p.add_argument("--integrator", default="euler", choices=["euler", "rk4"], help="eq. 2.39 Euler or RK4")
+    p.add_argument("--controller", default=None,
+                   help="controller type (default: the vehicle YAML's; 'naive' = equal wheel speeds)")
+    p.add_argument("--x", type=float, default=None, help="start x, m (default: the vehicle YAML's initial_pose)")
+    p.add_argument("--y", type=float, default=None, help="start y, m")
+    p.add_argument("--yaw", type=float, default=None, help="start yaw, rad")
+    p.add_argument("--out", default="out", help="output folder for plots and CSV (default ./out)")
+    p.add_argument("--no-plots", action="store_true", help="skip the plots")
+    p.add_argument("--list-vehicles", action="store_true", help="list bundled vehicles and exit")
+    p.add_argument("--json", action="store_true", help="print one line of JSON as the last line of stdout")
+    return p
+
+
+def sim_main(argv: list[str] | None = None) -> int:
+    from wmr_dynamics.controllers import BodyVelocityController
+    from wmr_dynamics.kinematics.enhanced import SlipParams
+    from wmr_dynamics.simulate import Simulator
+
+    args = sim_parser().parse_args(argv)
+    if args.list_vehicles:
+        print("\n".join(bundled_vehicles()))
+        return 0
+    try:
+        model = load_model(args.vehicle)
+        ground = _terrain(args)
+        sim = Simulator(model, ground, mode=args.mode, dt=args.dt, integrator=args.integrator,
+                        controller=BodyVelocityController(model, args.controller), slip=SlipParams(tuple(args.slip)))
+        start = None if args.x is None and args.y is None else (
+            args.x if args.x is not None else (model.config.get("initial_pose") or {}).get("xyz", [0, 0])[0],
+            args.y if args.y is not None else (model.config.get("initial_pose") or {}).get("xyz", [0, 0])[1])
+        q0 = sim.initial_state(xyz=start, yaw=args.yaw)
+        sim.run(min(args.duration, 2 * args.dt), (args.speed, args.yaw_rate), q0=q0, progress=False)  # compile
+        result = sim.run(args.duration, (args.speed, args.yaw_rate), q0=q0)
+    except WmrError as e:
+        print(f"wmr-sim: error: {e}", file=sys.stderr)
+        return 2
+    summary = result.summary()
+    out = Path(args.out)
+    files = [result.to_csv(out / f"{model.name}_trajectory.csv")]
+    if not args.no_plots:
+        from wmr_dynamics.io.plots import plot_run_contacts, plot_run_overhead
+
+        label = (f"Gaussian rough terrain (RMS {args.rms} m, corr. {args.corr_len} m, seed {args.seed})"
+                 if args.terrain == "rough" else args.terrain)
+        files.append(plot_run_overhead(result, ground, out / f"{model.name}_path.png",
+                                       title=f"{model.name}, {args.mode}, {args.speed} m/s on {label}"))
+        files.append(plot_run_contacts(result, out / f"{model.name}_contacts.png"))
+    fp = summary["final_pose"]
+    print(f"{model.name}: {args.mode} model, dt {args.dt} s, {summary['steps']} steps, "
+          f"{summary['sim_time_s']:.2f} s simulated in {summary['wall_time_s']:.3f} s "
+          f"({summary['real_time_factor']:.0f}x real time)")
+    print(f"  distance {summary['distance_m']:.3f} m; final pose x {fp[0]:+.3f} y {fp[1]:+.3f} z {fp[2]:+.3f} m, "
+          f"roll {fp[3]:+.3f} pitch {fp[4]:+.3f} yaw {fp[5]:+.3f} rad")
+    print(f"  mean contact-point speed {summary['mean_contact_speed_mps']:.4f} m/s, max |dz| "
+          f"{1000 * summary['max_abs_dz_m']:.1f} mm, wheels in contact {100 * summary['contact_fraction']:.1f} % "
+          f"of wheel-steps, min rollover margin {summary['min_rollover_margin_m']:.3f} m")
+    print("  wrote " + ", ".join(str(f) for f in files))
+    if args.json:
+        print(json.dumps(summary))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    commands = {"show": show_main}
+    commands = {"sim": sim_main, "show": show_main}
     if not argv or argv[0] not in commands:
         print(f"usage: python -m wmr_dynamics.cli {{{','.join(commands)}}} [options]  (--help for each)",
               file=sys.stderr)

@@ -83,3 +83,49 @@ def plot_vehicle_on_terrain(model: WmrModel, T_world: NDArray, terrain: Terrain,
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def plot_run_overhead(result, terrain: Terrain, path: str | Path, title: str = "") -> Path:
+    """Overhead view of a run: terrain heights, body path and each wheel's contact-point track."""
+    import matplotlib.pyplot as plt
+
+    pts = result.contact_points.reshape(-1, 3)
+    lo = np.minimum(pts[:, :2].min(0), result.q[:, 4:6].min(0)) - 0.5
+    hi = np.maximum(pts[:, :2].max(0), result.q[:, 4:6].max(0)) + 0.5
+    X, Y = np.meshgrid(np.linspace(lo[0], hi[0], 200), np.linspace(lo[1], hi[1], 120))
+    fig, ax = plt.subplots(figsize=(11, 5.5))
+    im = ax.pcolormesh(X, Y, terrain.height(X, Y), cmap="terrain", shading="auto")
+    fig.colorbar(im, ax=ax, label="terrain height (m)")
+    for w, name in enumerate(result.wheel_names):
+        ax.plot(result.contact_points[:, w, 0], result.contact_points[:, w, 1], lw=0.8, label=f"contact {name}")
+    ax.plot(result.q[:, 4], result.q[:, 5], "k-", lw=2, label="body origin")
+    ax.plot(*result.q[0, 4:6], "ko")
+    ax.set(aspect="equal", xlabel="x (m)", ylabel="y (m)", title=title or f"{result.model_name}: overhead path")
+    ax.legend(fontsize=7, loc="upper left", ncol=2)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_run_contacts(result, path: str | Path, title: str = "") -> Path:
+    """Contact height error Δz and contact-point speed ‖v_c‖ of every wheel vs time."""
+    import matplotlib.pyplot as plt
+
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
+    for w, name in enumerate(result.wheel_names):
+        a1.plot(result.t, 1000 * result.dz[:, w], lw=0.8, label=name)
+        a2.plot(result.t[:-1], result.contact_speed[:-1, w], lw=0.8, label=name)
+    a1.set(ylabel="Δz (mm)", title=title or f"{result.model_name}: contact height error and contact speed")
+    a2.set(ylabel="‖v_c‖ (m/s)", xlabel="time (s)")
+    a1.legend(fontsize=7, ncol=6)
+    a1.grid(alpha=0.3)
+    a2.grid(alpha=0.3)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
