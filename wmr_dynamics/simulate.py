@@ -1,8 +1,9 @@
 """Simulator: kinematic and enhanced-kinematic motion prediction over a terrain (thesis Fig. 2.6).
 
 Each step: forward kinematics (Alg. 1) → collision (§2.2.1) → wheel Jacobians (Alg. 2) → controller →
-stabilized DAE solve (eqs. 2.33–2.38; with body slip, eqs. 2.44–2.52, in ``enhanced`` mode) → integration
-(Euler, eq. 2.39, or classical Runge–Kutta 4).  The dynamic mode comes with the dynamics module.
+stabilized DAE solve (eqs. 2.33–2.38; with body slip, eqs. 2.44–2.52, in ``enhanced`` mode; URDF joint
+limits as hard stops) → integration (Euler, eq. 2.39, or classical Runge–Kutta 4).  The dynamic mode
+comes with the dynamics module.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from wmr_dynamics.kinematics import (
     actuated_indices,
     evaluate,
     initialize_contact,
-    solve_velocity,
     state_rate,
 )
+from wmr_dynamics.kinematics.dae import solve_velocity_limited
 from wmr_dynamics.kinematics.enhanced import (
     SlipParams,
     body_force,
@@ -179,14 +180,14 @@ class Simulator:
         """Joint-space velocity at state q for the command (v m/s, ω rad/s): one DAE solve (eq. 2.38)."""
         ks = evaluate(self.model, q, self.terrain)
         rates = self.controller(q, ks.T_world, v, omega)
-        sol = solve_velocity(self.model, ks, self.known, rates, self.sigma)
+        sol = solve_velocity_limited(self.model, ks, self.known, rates, self.sigma)
         m, com, I_b = composite_inertia(self.model, ks.T_world)
         R_wb = ks.T_world[0, :3, :3]
         f_b = body_force(I_b, R_wb, sol.qvel[:6])  # eq. 2.44
         if self.mode == "enhanced" and not self.slip.is_zero:
             v_slip = body_slip(self.slip, com, sol.qvel[:6], f_b)
-            sol = solve_velocity(self.model, ks, self.known, rates, self.sigma,
-                                 slip_xy=wheel_slip_from_body(ks.A_wheel, v_slip))  # eqs. 2.52, 2.38
+            sol = solve_velocity_limited(self.model, ks, self.known, rates, self.sigma,
+                                         slip_xy=wheel_slip_from_body(ks.A_wheel, v_slip))  # eqs. 2.52, 2.38
         # force through the cg (eq. 2.46 keeps the linear part) for the rollover indicator
         cg_world = ks.T_world[0, :3, :3] @ com + ks.T_world[0, :3, 3]
         margin = rollover_margin(cg_world, R_wb @ f_b[3:], ks.contacts.points, ks.contacts.normals)

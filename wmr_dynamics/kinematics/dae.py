@@ -110,6 +110,36 @@ def solve_velocity(model: WmrModel, ks: KinematicState, known: ArrayLike, known_
     return VelocitySolution(qvel=qvel, v_contact=(ks.A_wheel @ qvel).reshape(nw, 3), residual=ks.A @ qvel - v)
 
 
+def solve_velocity_limited(model: WmrModel, ks: KinematicState, known: ArrayLike, known_values: ArrayLike,
+                           sigma: float, slip_xy: NDArray | None = None, max_rounds: int = 4) -> VelocitySolution:
+    """:func:`solve_velocity` with the URDF joint limits as hard stops (an active set; not in the thesis).
+
+    A joint at (or past) a limit whose solved or commanded rate would push it further out is moved to the
+    known set with the rate σ·(limit − θ) that brings it back inside (Baumgarte, as eq. 2.36), and the
+    system is solved again.
+    """
+    known = list(np.asarray(known, dtype=np.int64))
+    values = list(np.asarray(known_values, dtype=float))
+    lower, upper = model.joint_lower[1:], model.joint_upper[1:]
+    theta = ks.q[7:]
+    for _ in range(max_rounds):
+        sol = solve_velocity(model, ks, known, values, sigma, slip_xy)
+        rate = sol.qvel[6:]
+        out_up = (theta >= upper - 1e-9) & (rate > sigma * (upper - theta))
+        out_lo = (theta <= lower + 1e-9) & (rate < sigma * (lower - theta))
+        hits = np.flatnonzero(out_up | out_lo)
+        if hits.size == 0:
+            return sol
+        for j in hits:
+            target = sigma * ((upper[j] if out_up[j] else lower[j]) - theta[j])
+            if 6 + j in known:
+                values[known.index(6 + j)] = target
+            else:
+                known.append(6 + j)
+                values.append(target)
+    return solve_velocity(model, ks, known, values, sigma, slip_xy)
+
+
 def actuated_indices(model: WmrModel) -> NDArray:
     """Joint-space indices of the actuated joints (frame i → index i + 5)."""
     return np.flatnonzero(model.actuated) + 5
