@@ -8,6 +8,7 @@ from pathlib import Path
 import matplotlib.image as mpimg
 import numpy as np
 import pytest
+from shared_paths import TERRAINS
 
 from wmr_dynamics.errors import TerrainError
 from wmr_dynamics.terrain import (
@@ -27,7 +28,7 @@ from wmr_dynamics.terrain import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-ZOE = Path("/work/shared/data/rough_terrains/zoe_rough_1.txt")
+ZOE = TERRAINS / "zoe_rough_1.txt"
 needs_zoe = pytest.mark.skipif(not ZOE.is_file(), reason="benchmark terrain data not available")
 
 

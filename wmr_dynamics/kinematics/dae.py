@@ -174,11 +174,12 @@ def initialize_contact(model: WmrModel, q0: ArrayLike, terrain: Terrain, tol: fl
                        max_iter: int = 100) -> NDArray:
     """Put the wheels on the terrain: Newton (Gauss–Newton) with a backtracking line search (§2.2.4).
 
-    Free states (eq. 2.27): body z, roll, pitch and the passive joints; x, y, yaw and actuated joints stay
-    as in ``q0``.  Minimizes L = ‖[Δz; c]‖² (eq. 2.28 with the holonomic joint constraints appended) using
-    the wheel Jacobians' normal rows (eqs. 2.29–2.32).  When the free states can put every wheel on the
-    ground (rocker-bogies, articulated axles) the result has |Δz| < ``tol``; a vehicle with more wheels
-    than free states (a rigid six-wheeler on rough ground) ends at the least-squares optimum instead.
+    Free states (eq. 2.27): body z, roll, pitch and the passive joints other than wheel spin; x, y, yaw and
+    actuated joints stay as in ``q0``.  Minimizes L = ‖[Δz; c]‖² (eq. 2.28 with the holonomic joint
+    constraints appended) using the wheel Jacobians' normal rows (eqs. 2.29–2.32).  When the free states
+    can put every wheel on the ground (rocker-bogies, articulated axles) the result has |Δz| < ``tol``; a
+    vehicle with more wheels than free states (a rigid six-wheeler on rough ground) ends at the
+    least-squares optimum instead.
 
     Args:
         tol: stop when every |Δz| and |c| is below this (m or rad), or when a step no longer lowers L.
@@ -188,7 +189,10 @@ def initialize_contact(model: WmrModel, q0: ArrayLike, terrain: Terrain, tol: fl
         ModelError: the terrain gave no finite contact (e.g. the start pose is far off the map).
     """
     q = check_state(model, q0).copy()
-    free_joints = np.flatnonzero(~model.actuated[1:])
+    # passive joints, except wheel spin (a round wheel's rotation does not move its contact)
+    passive = ~model.actuated.copy()
+    passive[model.wheel_frame] = False
+    free_joints = np.flatnonzero(passive[1:])
     nw = model.num_wheels
 
     def residual(state: NDArray) -> tuple[NDArray, KinematicState]:
@@ -201,7 +205,7 @@ def initialize_contact(model: WmrModel, q0: ArrayLike, terrain: Terrain, tol: fl
             break
         A_z = np.vstack([ks.A_wheel[2:3 * nw:3], model.A_joint])  # eq. 2.32 and the joint rows
         J = A_z @ _free_map(model, q, free_joints)
-        dx = -np.linalg.lstsq(J, e, rcond=None)[0]
+        dx = -np.linalg.lstsq(J, e, rcond=1e-9)[0]
         cost, alpha = e @ e, 1.0
         slope = 2.0 * e @ (J @ dx)  # directional derivative of L along dx (negative)
         while alpha > 1e-6:  # backtracking line search with the Armijo condition (App. D, simplified)

@@ -1,0 +1,246 @@
+"""Kinematic motion prediction (thesis §2.2.4–2.3) against closed forms and invariants."""
+
+import numpy as np
+import pytest
+from shared_paths import TERRAINS
+
+from wmr_dynamics import ModelError, TerrainError, load_model
+from wmr_dynamics.controllers import BodyVelocityController
+from wmr_dynamics.kinematics import (
+    actuated_indices,
+    actuation_kinematics,
+    evaluate,
+    initialize_contact,
+    solve_velocity,
+)
+from wmr_dynamics.kinematics.enhanced import SlipParams, composite_inertia
+from wmr_dynamics.simulate import Simulator
+from wmr_dynamics.terrain import HeightGrid, Plane, load_wmrde_grid
+
+ZOE_TERRAINS = [TERRAINS / f"zoe_rough_{k}.txt" for k in range(1, 11)]
+
+
+# ---- contact initialization (§2.2.4) ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def zoe_grids():
+    return [load_wmrde_grid(p) for p in ZOE_TERRAINS]
+
+
+@pytest.mark.parametrize("name", ["rocky7", "zoe", "eldorado2", "pvc_tricycle"])
+def test_contact_initialization_puts_every_wheel_on_the_ten_rough_terrains(name, zoe_grids):
+    model = load_model(name)
+    grids = zoe_grids + ([load_wmrde_grid(TERRAINS / "rocky_rough_0.txt")] if name == "rocky7" else [])
+    for grid in grids:
+        for x in (0.0, 4.0):
+            q0 = model.state(xyz=(x, 0.5, 1.0), rpy=(0, 0, 0.3))
+            q = initialize_contact(model, q0, grid)
+            ks = evaluate(model, q, grid)
+            assert np.abs(ks.contacts.dz).max() < 1e-3
+            assert np.abs(ks.c_joint).max(initial=0.0) < 1e-3
+            # the fixed states stayed fixed: x, y, yaw and actuated joints
+            np.testing.assert_allclose(q[4:6], q0[4:6])
+            assert (q[7:][model.actuated[1:]] == q0[7:][model.actuated[1:]]).all()
+            wheels = model.wheel_frame - 1
+            np.testing.assert_array_equal(q[7:][wheels], q0[7:][wheels])
+
+
+@pytest.mark.parametrize("name", ["landtamer", "recbot", "crusher"])
+def test_contact_initialization_of_overconstrained_vehicles_is_a_least_squares_optimum(name, zoe_grids):
+    # More wheels than free states (rigid chassis): no pose touches every wheel; the result must be a local
+    # minimum of L = ‖[Δz; c]‖² (eq. 2.28): random small moves of the free states do not lower it.
+    model = load_model(name)
+    grid = zoe_grids[0]
+    q = initialize_contact(model, model.state(xyz=(2.0, 0.0, 1.5)), grid)
+
+    def cost(state):
+        ks = evaluate(model, state, grid)
+        return ks.contacts.dz @ ks.contacts.dz + ks.c_joint @ ks.c_joint
+
+    best = cost(q)
+    rng = np.random.default_rng(0)
+    passive = ~model.actuated.copy()
+    passive[model.wheel_frame] = False
+    free = [6] + [7 + j for j in np.flatnonzero(passive[1:])]
+    for _ in range(20):
+        trial = q.copy()
+        trial[free] += rng.normal(scale=1e-3, size=len(free))
+        assert cost(trial) >= best - 1e-9
+
+
+# ---- stabilized DAE (§2.2.5) ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["rocky7", "landtamer", "zoe", "crusher", "recbot", "eldorado2", "pvc_tricycle"])
+def test_straight_driving_on_flat_ground_has_zero_slip(name):
+    model = load_model(name)
+    r = Simulator(model, Plane(), dt=0.04).run(3.0, (0.5, 0.0), progress=False)
+    assert r.contact_speed.max() < 1e-6
+    np.testing.assert_allclose(r.q[-1, 4] - r.q[0, 4], 1.5, atol=1e-6)  # 0.5 m/s for 3 s
+    assert abs(r.q[-1, 5] - r.q[0, 5]) < 1e-9 and np.abs(r.rpy()[:, 2]).max() < 1e-9
+
+
+def test_skid_steer_turn_matches_the_closed_form_least_squares_yaw_rate():
+    # LandTamer (Table E.1), six fixed wheels at x ∈ {l, 0, −l}, y = ±w.  Wheel rates give wheel speeds u_i.
+    # Least squares over (v_x, v_y, ω_z) of the no-slip rows  v_x − ω y_i = u_i,  v_y + ω x_i = 0  gives
+    #   v_x = mean(u), v_y = 0, ω = Σ(−y_i u_i) / (Σ y_i² + Σ x_i²).
+    model = load_model("landtamer")
+    l, w, r = 1.0668, 0.81915, 0.4191
+    u_left, u_right = 0.4, 1.2
+    rates = {n: (u_left if n.endswith("L") else u_right) / r for n in model.wheel_names}
+    order = np.array([rates[n] for n in model.wheel_names])
+    x = np.array([l, l, 0, 0, -l, -l])
+    y = np.array([w, -w, w, -w, w, -w])
+    u = np.array([u_left if yy > 0 else u_right for yy in y])
+    omega_lsq = (-y @ u) / (y @ y + x @ x)
+    sim = Simulator(model, Plane(), dt=0.02, controller=lambda q, T, v, om: order)
+    res = sim.run(2.0, (0.0, 0.0), progress=False)
+    np.testing.assert_allclose(res.qvel[:, 2], omega_lsq, atol=1e-9)
+    np.testing.assert_allclose(res.qvel[:, 3], u.mean(), atol=1e-9)
+    np.testing.assert_allclose(res.qvel[:, 4], 0.0, atol=1e-9)
+
+
+def test_rk4_is_more_accurate_than_euler_on_a_skid_steer_circle():
+    model = load_model("landtamer")
+    r = 0.4191
+    rates = np.array([0.6 if n.endswith("L") else 1.4 for n in model.wheel_names]) / r
+
+    def final_error(integrator, dt):
+        sim = Simulator(model, Plane(), dt=dt, integrator=integrator, controller=lambda q, T, v, om: rates)
+        res = sim.run(4.0, (0.0, 0.0), progress=False)
+        v, om = res.qvel[0, 3], res.qvel[0, 2]  # constant on flat ground
+        T = res.t[-1]
+        x0, y0 = res.q[0, 4:6]
+        exact = np.array([x0 + v / om * np.sin(om * T), y0 + v / om * (1 - np.cos(om * T))])
+        return np.linalg.norm(res.q[-1, 4:6] - exact)
+
+    e_euler, e_rk4 = final_error("euler", 0.1), final_error("rk4", 0.1)
+    assert e_rk4 < 1e-5 < e_euler
+    assert final_error("euler", 0.05) == pytest.approx(e_euler / 2, rel=0.1)  # first order
+
+
+def test_rocky7_keeps_all_six_wheels_in_contact_on_rough_terrain():
+    model = load_model("rocky7")
+    grid = load_wmrde_grid(TERRAINS / "rocky_rough_0.txt")
+    res = Simulator(model, grid, dt=0.04).run(10.0, (0.5, 0.0), progress=False)
+    assert np.abs(res.dz).max() < 0.02
+    assert res.summary()["contact_fraction"] == 1.0
+    assert res.q[-1, 4] - res.q[0, 4] > 4.0  # it drove across
+
+
+# RecBot's steering limit (±0.6 rad) bounds the feasible yaw rate at 0.6 m/s to about 0.17 rad/s.
+@pytest.mark.parametrize("name, omega", [("recbot", 0.15), ("recbot", -0.15), ("zoe", 0.3), ("zoe", -0.2)])
+def test_steered_vehicles_follow_the_commanded_yaw_rate_without_slip(name, omega):
+    model = load_model(name)
+    res = Simulator(model, Plane(), dt=0.02).run(10.0, (0.6, omega), progress=False)
+    late = slice(-100, None)
+    np.testing.assert_allclose(res.qvel[late, 2], omega, atol=2e-3)
+    np.testing.assert_allclose(res.qvel[late, 3], 0.6, atol=2e-3)
+    assert res.contact_speed[late].max() < 2e-3
+
+
+def test_actuation_kinematics_gives_ackermann_wheel_rates_and_inverts_navigation():
+    # RecBot with its front wheels steered to the Ackermann angles for (v, ω) about the rear-axle centre (the
+    # body origin): the inverse kinematics is consistent (zero residual), its rear wheel rates are the
+    # closed form (v − ω y) / r, and navigation kinematics driven by its actuated rates reproduces (v, ω).
+    model = load_model("recbot")
+    v, omega, l, w1, w2, r_rear = 0.8, 0.25, 1.770, 0.635, 0.610, 12 * 0.0254
+    steer = {"steerL_joint": np.arctan(l * omega / (v - omega * w1)),
+             "steerR_joint": np.arctan(l * omega / (v + omega * w1))}
+    q = initialize_contact(model, model.state(xyz=(0, 0, 1.0), joints=steer), Plane())
+    ks = evaluate(model, q, Plane())
+    inv = actuation_kinematics(model, ks, v=v, omega=omega, sigma=25.0)
+    # (RecBot stands pitched by 1.6° — its front wheels are smaller — so "flat-ground" Ackermann is off by ~1e-4)
+    assert np.abs(inv.residual).max() < 2e-4
+    assert inv.qvel[5 + model.frame_index("BL")] == pytest.approx((v - omega * w2) / r_rear, rel=1e-3)
+    assert inv.qvel[5 + model.frame_index("BR")] == pytest.approx((v + omega * w2) / r_rear, rel=1e-3)
+    act = actuated_indices(model)
+    nav = solve_velocity(model, ks, act, inv.qvel[act], sigma=25.0)
+    np.testing.assert_allclose(nav.qvel, inv.qvel, atol=2e-4)
+    assert nav.qvel[2] == pytest.approx(omega, abs=1e-4) and nav.qvel[3] == pytest.approx(v, abs=1e-4)
+
+
+# ---- enhanced kinematics (§2.3) --------------------------------------------------------------------------------
+def test_enhanced_with_zero_parameters_equals_plain_kinematics():
+    model = load_model("rocky7")
+    grid = load_wmrde_grid(TERRAINS / "rocky_rough_0.txt")
+    a = Simulator(model, grid, dt=0.04).run(3.0, (0.5, 0.1), progress=False)
+    b = Simulator(model, grid, dt=0.04, mode="enhanced", slip=SlipParams()).run(3.0, (0.5, 0.1), progress=False)
+    np.testing.assert_array_equal(a.q, b.q)
+
+
+def test_rolling_resistance_p2_scales_forward_speed():
+    # eq. 2.48: v_slip,lon = p2 V_lon on flat ground → the body moves at (1 + p2) v (eq. 2.52 keeps contact).
+    model = load_model("landtamer")
+    sim = Simulator(model, Plane(), dt=0.05, mode="enhanced", slip=SlipParams(p=(0, -0.2, 0, 0, 0, 0)))
+    res = sim.run(2.0, (1.0, 0.0), progress=False)
+    assert res.q[-1, 4] - res.q[0, 4] == pytest.approx(0.8 * 2.0, rel=1e-6)
+
+
+def test_angular_slip_p6_scales_skid_steer_yaw_rate():
+    model = load_model("landtamer")
+    rates = np.array([0.4 if n.endswith("L") else 1.2 for n in model.wheel_names]) / 0.4191
+    ctl = lambda q, T, v, om: rates  # noqa: E731
+    plain = Simulator(model, Plane(), dt=0.05, controller=ctl).run(1.0, (0, 0), progress=False)
+    slip = Simulator(model, Plane(), dt=0.05, controller=ctl, mode="enhanced",
+                     slip=SlipParams(p=(0, 0, 0, 0, 0, -0.3))).run(1.0, (0, 0), progress=False)
+    # eq. 2.49: ω_slip = p6 V_ang; the yaw rate about the cg frame's z equals the body's
+    np.testing.assert_allclose(slip.qvel[:-1, 2], 0.7 * plain.qvel[:-1, 2], rtol=1e-6)
+
+
+def test_lateral_slip_p3_on_a_side_slope():
+    # eq. 2.48 lateral term: v_slip,lat = p3 (f_lat / f_z) V_lon; at rest-like speed f is gravity:
+    # on a side slope rolled by φ, gravity in body axes is g (0, sin φ·(−1)·(−1)…) — computed here directly.
+    phi, p3, v = np.radians(10.0), 0.5, 1.0
+    ground = Plane(normal=(0.0, -np.sin(phi), np.cos(phi)))  # rises towards +y: the vehicle rolls by +φ
+    model = load_model("landtamer")
+    sim = Simulator(model, ground, dt=0.05, mode="enhanced", slip=SlipParams(p=(0, 0, p3, 0, 0, 0)))
+    q0 = sim.initial_state(xyz=(0.0, 0.0))
+    info = sim.velocity(q0, v, 0.0)
+    R = evaluate(model, q0, ground).T_world[0, :3, :3]
+    g_body = R.T @ np.array([0.0, 0.0, -9.81])
+    np.testing.assert_allclose(info.qvel[4], p3 * (g_body[1] / g_body[2]) * v, rtol=1e-3)
+    assert abs(info.qvel[4]) > 0.05  # the slip is really there (downhill)
+
+
+def test_rollover_margin_on_a_side_slope_matches_the_static_tipping_condition():
+    # Static vehicle on a slope rolled by φ: the gravity line from the cg meets the ground h·tan φ from the
+    # point below the cg, so margin = w − h tan φ (w: half track, h: cg height above the ground plane).
+    model = load_model("landtamer")
+    w = 0.81915
+    for phi_deg in (10.0, 30.0, 50.0):
+        phi = np.radians(phi_deg)
+        ground = Plane(normal=(0.0, -np.sin(phi), np.cos(phi)))
+        sim = Simulator(model, ground, dt=0.05)
+        q = sim.initial_state(xyz=(0.0, 0.0))
+        ks = evaluate(model, q, ground)
+        _, com, _ = composite_inertia(model, ks.T_world)
+        cg = ks.T_world[0, :3, :3] @ com + ks.T_world[0, :3, 3]
+        h = (cg - ks.contacts.points.mean(0)) @ ground.unit_normal
+        margin = sim.velocity(q, 0.0, 0.0).rollover_margin
+        assert margin == pytest.approx(w - h * np.tan(phi), abs=2e-3)
+        assert (margin > 0) == (phi_deg < np.degrees(np.arctan(w / h)))
+
+
+# ---- bad input -------------------------------------------------------------------------------------------------
+def test_nan_or_inf_command_raises_a_clear_error():
+    sim = Simulator(load_model("zoe"), Plane(), dt=0.05)
+    with pytest.raises(ModelError, match="command at t=0 s is not finite"):
+        sim.run(1.0, (np.nan, 0.0))
+    with pytest.raises(ModelError, match="not finite"):
+        sim.run(1.0, lambda t: (0.5, np.inf if t > 0.3 else 0.0))
+    with pytest.raises(ModelError, match="velocity command must be finite"):
+        BodyVelocityController(load_model("zoe"))(sim.initial_state(), evaluate(sim.model, sim.initial_state(),
+                                                                               Plane()).T_world, np.nan, 0.0)
+
+
+def test_terrain_hole_raises_a_clear_error_not_a_nan_state():
+    heights = np.zeros((40, 40))
+    heights[20, 25] = np.nan
+    with pytest.raises(TerrainError, match="NaN"):
+        HeightGrid(-2.0, -2.0, 0.2, 0.2, heights)
+
+
+@pytest.mark.parametrize("kwargs, match", [({"dt": 0.0}, "dt must be"), ({"mode": "dynamic"}, "mode 'dynamic'"),
+                                           ({"integrator": "rk2"}, "integrator"), ({"baumgarte": 100.0}, "baumgarte")])
+def test_bad_simulator_arguments(kwargs, match):
+    args = {"dt": 0.04} | kwargs
+    with pytest.raises(ModelError, match=match):
+        Simulator(load_model("zoe"), Plane(), **args)
