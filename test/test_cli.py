@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from wmr_dynamics import bundled_vehicles, forward_kinematics, load_model
 from wmr_dynamics.collision import wheel_contacts
@@ -57,3 +58,51 @@ def test_bad_terrain_file_gives_a_clear_error(tmp_path):
     bad.write_text("1,2,3")
     r = run("--vehicle", str(DATA / "skid4.urdf"), "--terrain", str(bad), "--out", str(tmp_path))
     assert r.returncode == 2 and "ground.txt" in r.stderr and "Traceback" not in r.stderr
+
+
+def sim(*args):
+    return subprocess.run([sys.executable, "-m", "wmr_dynamics.cli", "sim", *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+SUMMARY_KEYS = {"distance_m", "final_pose", "mean_contact_speed_mps", "max_abs_dz_m", "contact_fraction", "steps",
+                "sim_time_s", "wall_time_s", "real_time_factor"}
+
+
+def test_sim_rocky7_on_rough_terrain_writes_summary_plots_and_csv(tmp_path):
+    r = sim("--vehicle", "rocky7", "--terrain", "rough", "--seed", "1", "--speed", "0.5", "--duration", "4",
+            "--out", str(tmp_path), "--json")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout.strip().splitlines()[-1])
+    assert SUMMARY_KEYS <= set(s)
+    assert s["steps"] == 100 and s["sim_time_s"] == pytest.approx(4.0)
+    assert s["real_time_factor"] == pytest.approx(s["sim_time_s"] / s["wall_time_s"])
+    # the CSV agrees with the summary: path length of the body origin and the final pose
+    rows = np.genfromtxt(tmp_path / "rocky7_trajectory.csv", delimiter=",", names=True)
+    xyz = np.c_[rows["x_m"], rows["y_m"], rows["z_m"]]
+    assert np.linalg.norm(np.diff(xyz, axis=0), axis=1).sum() == pytest.approx(s["distance_m"], rel=1e-4)
+    np.testing.assert_allclose(xyz[-1], s["final_pose"][:3], atol=1e-5)
+    assert 1.8 < s["distance_m"] < 2.4  # 0.5 m/s for 4 s over rough ground
+    assert 0 < s["mean_contact_speed_mps"] < 0.2 and s["contact_fraction"] > 0.9
+    for png in ("rocky7_path.png", "rocky7_contacts.png"):
+        assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_sim_accepts_a_bare_urdf_without_yaml(tmp_path):
+    r = sim("--vehicle", str(DATA / "skid4.urdf"), "--terrain", "flat", "--speed", "1.0", "--yaw-rate", "0.0",
+            "--duration", "2", "--dt", "0.05", "--out", str(tmp_path), "--json", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout.strip().splitlines()[-1])
+    assert s["distance_m"] == pytest.approx(2.0, rel=1e-6)  # skid-steer straight on flat ground: no slip
+    assert s["mean_contact_speed_mps"] < 1e-9
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--speed", "nan"], "not finite"),
+    (["--dt", "-1"], "dt must be"),
+    (["--vehicle", "no_such_rover"], "not a bundled vehicle"),
+    (["--controller", "teleport"], "controller type 'teleport'"),
+])
+def test_sim_bad_input_gives_a_clear_error(tmp_path, args, message):
+    r = sim("--terrain", "flat", "--duration", "1", "--out", str(tmp_path), *args)
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr

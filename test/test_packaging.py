@@ -44,7 +44,8 @@ def test_wheel_ships_vehicles_launch_files_and_ament_index(wheel):
     assert "share/wmr_dynamics/launch/view_vehicle.launch.py" in data
     assert "wmr_dynamics/urdf.py" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "wmr-show = wmr_dynamics.cli:show_main" in wheel.read(entry_points).decode()
+    text = wheel.read(entry_points).decode()
+    assert "wmr-show = wmr_dynamics.cli:show_main" in text and "wmr-sim = wmr_dynamics.cli:sim_main" in text
 
 
 def _imports(path):
