@@ -244,3 +244,20 @@ def test_bad_simulator_arguments(kwargs, match):
     args = {"dt": 0.04} | kwargs
     with pytest.raises(ModelError, match=match):
         Simulator(load_model("zoe"), Plane(), **args)
+
+
+def test_navigation_kinematics_with_a_gyro_uses_the_measured_yaw_rate():
+    # Skid-steer odometry: with the encoders alone the yaw rate is the least-squares one (it underestimates a
+    # skidding turn); with a gyro the measured angular velocity is used as known (eq. 2.37).
+    from wmr_dynamics.kinematics import navigation_kinematics
+
+    model = load_model("landtamer")
+    q = initialize_contact(model, model.state(xyz=(0, 0, 1.0)), Plane())
+    ks = evaluate(model, q, Plane())
+    rates = np.array([0.5 if n.endswith("L") else 1.5 for n in model.wheel_names]) / 0.4191
+    enc = navigation_kinematics(model, ks, rates, sigma=25.0)
+    gyro = navigation_kinematics(model, ks, rates, sigma=25.0, gyro=(0.0, 0.0, 0.9))
+    assert gyro.qvel[2] == 0.9 and enc.qvel[2] < 0.9
+    assert gyro.qvel[3] == pytest.approx(1.0, abs=1e-9) and enc.qvel[3] == pytest.approx(1.0, abs=1e-9)
+    with pytest.raises(ModelError, match="expected 6 actuated joint rates"):
+        navigation_kinematics(model, ks, rates[:3], sigma=25.0)

@@ -238,3 +238,24 @@ def actuation_kinematics(model: WmrModel, ks: KinematicState, v: float, omega: f
     known = np.array([2, 3, *held.keys()], dtype=np.int64)
     values = np.array([omega, v, *held.values()], dtype=float)
     return solve_velocity(model, ks, known, values, sigma)
+
+
+def navigation_kinematics(model: WmrModel, ks: KinematicState, joint_rates: ArrayLike, sigma: float,
+                          gyro: ArrayLike | None = None) -> VelocitySolution:
+    """Navigation (forward) kinematics for odometry and simulation (§2.2.5, eq. 2.37).
+
+    Known: the actuated joint rates (encoders, rad/s or m/s, in ``model.actuated_joint_names`` order) and,
+    if given, the body angular velocity measured by a gyroscope (rad/s, body axes).  Unknown: the rest of
+    the body velocity and the passive joint rates, by least squares (eq. 2.38).
+    """
+    act = actuated_indices(model)
+    rates = np.asarray(joint_rates, dtype=float)
+    if rates.shape != act.shape:
+        raise ModelError(f"joint_rates: expected {act.size} actuated joint rates "
+                         f"({', '.join(model.actuated_joint_names)}), got shape {rates.shape}")
+    if gyro is None:
+        return solve_velocity(model, ks, act, rates, sigma)
+    w = np.asarray(gyro, dtype=float)
+    if w.shape != (3,):
+        raise ModelError(f"gyro: expected the 3 body angular velocity components (rad/s), got shape {w.shape}")
+    return solve_velocity(model, ks, np.r_[0, 1, 2, act], np.r_[w, rates], sigma)
