@@ -24,7 +24,7 @@ def strong_wolfe(phi: Callable[[float], tuple[float, float]], phi0: float, dphi0
         return 1.0, phi1
     if phi1 > phi0 + c1 * dphi0 or dphi1 >= 0.0:
         # Alg. 3.2: an acceptable step lies in (0, 1): zoom (Alg. 3.3) with bisection
-        return _zoom(phi, 0.0, phi0, dphi0, 1.0, phi1, phi0, dphi0, c1, c2, max_iter)
+        return _zoom(phi, 0.0, phi0, 1.0, phi0, dphi0, c1, c2, max_iter)
     return 1.0, phi1  # still descending steeply at the full step: take it (steps are capped at 1)
 
 
@@ -32,21 +32,21 @@ def _wolfe(phi_a: float, dphi_a: float, a: float, phi0: float, dphi0: float, c1:
     return phi_a <= phi0 + c1 * a * dphi0 and abs(dphi_a) <= -c2 * dphi0  # eqs. D.2, D.4
 
 
-def _zoom(phi: Callable[[float], tuple[float, float]], lo: float, phi_lo: float, dphi_lo: float, hi: float,
-          phi_hi: float, phi0: float, dphi0: float, c1: float, c2: float, max_iter: int) -> tuple[float, float]:
+def _zoom(phi: Callable[[float], tuple[float, float]], lo: float, phi_lo: float, hi: float, phi0: float,
+          dphi0: float, c1: float, c2: float, max_iter: int) -> tuple[float, float]:
     """Nocedal & Wright Alg. 3.3 with bisection as the interpolation; lo always satisfies sufficient decrease."""
     best_a, best_phi = (lo, phi_lo) if lo > 0 else (None, None)
     for _ in range(max_iter):
         a = 0.5 * (lo + hi)
         phi_a, dphi_a = phi(a)
         if phi_a > phi0 + c1 * a * dphi0 or phi_a >= phi_lo:
-            hi, phi_hi = a, phi_a
+            hi = a
         else:
             if abs(dphi_a) <= -c2 * dphi0:
                 return a, phi_a
             if dphi_a * (hi - lo) >= 0.0:
-                hi, phi_hi = lo, phi_lo
-            lo, phi_lo, dphi_lo = a, phi_a, dphi_a
+                hi = lo
+            lo, phi_lo = a, phi_a
             best_a, best_phi = lo, phi_lo
     if best_a is not None:
         return best_a, best_phi
