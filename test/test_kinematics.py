@@ -238,7 +238,7 @@ def test_terrain_hole_raises_a_clear_error_not_a_nan_state():
         HeightGrid(-2.0, -2.0, 0.2, 0.2, heights)
 
 
-@pytest.mark.parametrize("kwargs, match", [({"dt": 0.0}, "dt must be"), ({"mode": "dynamic"}, "mode 'dynamic'"),
+@pytest.mark.parametrize("kwargs, match", [({"dt": 0.0}, "dt must be"), ({"mode": "quantum"}, "mode 'quantum'"),
                                            ({"integrator": "rk2"}, "integrator"), ({"baumgarte": 100.0}, "baumgarte")])
 def test_bad_simulator_arguments(kwargs, match):
     args = {"dt": 0.04} | kwargs

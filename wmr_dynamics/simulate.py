@@ -24,6 +24,7 @@ from wmr_dynamics.errors import ModelError, WmrError
 from wmr_dynamics.kinematics import (
     actuated_indices,
     evaluate,
+    forward_kinematics,
     initialize_contact,
     state_rate,
 )
@@ -40,7 +41,7 @@ from wmr_dynamics.kinematics.state import euler_step
 from wmr_dynamics.model import WmrModel
 from wmr_dynamics.terrain import Terrain
 
-MODES = ("kinematic", "enhanced")
+MODES = ("kinematic", "enhanced", "dynamic")
 INTEGRATORS = ("euler", "rk4")
 CONTACT_TOLERANCE = 0.01  # m: a wheel counts as "in contact" when Δz <= 1 cm
 
@@ -77,6 +78,19 @@ class SimResult:
     rollover_margin: NDArray
     wall_time_s: float
     wheel_names: list[str] = field(default_factory=list)
+    # dynamic mode only (None otherwise): model contact forces (n+1, nw, 3) N in contact frames, slip ratio
+    # and angle (n+1, nw), force-balance iterations and final ‖e‖ (n+1,)
+    contact_force: NDArray | None = None
+    slip_ratio: NDArray | None = None
+    slip_angle: NDArray | None = None
+    iterations: NDArray | None = None
+    cost: NDArray | None = None
+
+    @property
+    def rolled_over(self) -> bool:
+        """True if the body ever turned more than 90° away from upright (its z axis pointing down)."""
+        x, y = self.q[:, 0], self.q[:, 1]
+        return bool(np.any(1.0 - 2.0 * (x * x + y * y) < 0.0))  # R[2, 2] of the body quaternion
 
     @property
     def steps(self) -> int:
@@ -99,9 +113,22 @@ class SimResult:
             "mean_contact_speed_mps": float(self.contact_speed[steps].mean()) if self.steps else 0.0,
             "max_abs_dz_m": float(np.abs(self.dz).max()),
             "contact_fraction": float((self.dz[steps] <= CONTACT_TOLERANCE).mean()) if self.steps else 1.0,
-            "min_rollover_margin_m": float(self.rollover_margin.min()),
+            "min_rollover_margin_m": float(np.nanmin(self.rollover_margin, initial=np.inf)),
             "steps": self.steps, "sim_time_s": sim_time, "wall_time_s": self.wall_time_s,
             "real_time_factor": sim_time / self.wall_time_s if self.wall_time_s > 0 else float("inf"),
+            "rolled_over": self.rolled_over,
+        } | (self._dynamic_summary() if self.contact_force is not None else {})
+
+    def _dynamic_summary(self) -> dict:
+        k = slice(0, max(self.steps, 1))
+        fz = self.contact_force[k, :, 2]
+        return {
+            "normal_force_min_N": fz.min(0).tolist(), "normal_force_max_N": fz.max(0).tolist(),
+            "slip_ratio": {"mean": float(self.slip_ratio[k].mean()), "min": float(self.slip_ratio[k].min()),
+                           "max": float(self.slip_ratio[k].max())},
+            "slip_angle_rad": {"mean": float(self.slip_angle[k].mean()), "min": float(self.slip_angle[k].min()),
+                               "max": float(self.slip_angle[k].max())},
+            "mean_iterations": float(self.iterations[k].mean()),
         }
 
     def to_csv(self, path: str | Path) -> Path:
@@ -148,9 +175,9 @@ class Simulator:
 
     def __init__(self, model: WmrModel, terrain: Terrain, mode: str = "kinematic", dt: float = 0.04,
                  integrator: str = "euler", controller: Callable | None = None, slip: SlipParams | None = None,
-                 baumgarte: float | None = None) -> None:
+                 baumgarte: float | None = None, dynamics: object | None = None) -> None:
         if mode not in MODES:
-            raise ModelError(f"mode '{mode}' is not one of {', '.join(MODES)} (dynamic comes with the dynamics)")
+            raise ModelError(f"mode '{mode}' is not one of {', '.join(MODES)}")
         if integrator not in INTEGRATORS:
             raise ModelError(f"integrator '{integrator}' is not one of {', '.join(INTEGRATORS)}")
         if not (np.isfinite(dt) and dt > 0):
@@ -162,6 +189,15 @@ class Simulator:
         if not 0 < self.sigma <= 1.0 / self.dt + 1e-12:
             raise ModelError(f"baumgarte gain must satisfy 0 < sigma <= 1/dt = {1 / self.dt:g}, got {self.sigma}")
         self.known = actuated_indices(model)
+        self.force_balance = None
+        if mode == "dynamic":
+            from wmr_dynamics.dynamics.force_balance import DynamicsOptions, ForceBalance
+
+            if integrator != "euler":
+                raise ModelError("the dynamic mode integrates with symplectic Euler (eqs. 2.85–2.86); "
+                                 f"integrator '{integrator}' is for the kinematic modes")
+            opts = dynamics if dynamics is not None else DynamicsOptions.from_config(model)
+            self.force_balance = ForceBalance(model, terrain, opts)
 
     def initial_state(self, xyz: ArrayLike | None = None, yaw: float | None = None) -> NDArray:
         """A state on the terrain (§2.2.4) at the YAML's ``initial_pose`` or the given x, y (m) and yaw (rad)."""
@@ -222,6 +258,8 @@ class Simulator:
             raise ModelError(f"duration must be a positive number of seconds, got {duration!r}")
         cmd = command if callable(command) else (lambda _t, c=tuple(command): c)
         q = self.initial_state() if q0 is None else np.asarray(q0, dtype=float)
+        if self.mode == "dynamic":
+            return self._run_dynamic(duration, cmd, q, progress)
         n = int(round(duration / self.dt))
         nw, m = self.model.num_wheels, self.model
         t = np.arange(n + 1) * self.dt
@@ -249,6 +287,38 @@ class Simulator:
         if n:
             QV[n], VC[n] = QV[n - 1], VC[n - 1]
         return SimResult(m.name, self.mode, self.dt, t, Q, QV, DZ, CP, VC, RES, ROLL, wall, list(m.wheel_names))
+
+
+    def _run_dynamic(self, duration: float, cmd: Callable, q: NDArray, progress: bool | None,
+                     qvel0: NDArray | None = None) -> SimResult:
+        """Dynamic simulation (§2.4): force balance + symplectic Euler; q̇'(0) = 0 unless given."""
+        m, fb = self.model, self.force_balance
+        n = int(round(duration / self.dt))
+        nw = m.num_wheels
+        t = np.arange(n + 1) * self.dt
+        Q, QV = np.empty((n + 1, m.num_states)), np.empty((n + 1, m.num_dof))
+        DZ, CP, VC = np.empty((n + 1, nw)), np.empty((n + 1, nw, 3)), np.empty((n + 1, nw))
+        F, SR, SA = np.empty((n + 1, nw, 3)), np.empty((n + 1, nw)), np.empty((n + 1, nw))
+        IT, COST, ROLL = np.zeros(n + 1), np.zeros(n + 1), np.full(n + 1, np.nan)
+        qvel = np.zeros(m.num_dof) if qvel0 is None else np.asarray(qvel0, dtype=float)
+        start = time.perf_counter()
+        bar = _Progress(n, progress)
+        for k in range(n + 1):
+            v, omega = _checked_command(cmd, t[k])
+            T = forward_kinematics(m, q)
+            u = self.controller(q, T, v, omega)
+            r = fb.step(q, qvel, u, self.dt)
+            Q[k], QV[k] = q, qvel
+            DZ[k], VC[k], F[k] = r.dz, np.linalg.norm(r.v_contact, axis=1), r.contact_force
+            CP[k] = r.contact_points
+            SR[k], SA[k], IT[k], COST[k] = r.slip_ratio, r.slip_angle, r.iterations, r.cost
+            if k < n:
+                q, qvel = r.q, r.qvel
+            bar.update(k, time.perf_counter() - start)
+        wall = time.perf_counter() - start
+        bar.close()
+        return SimResult(m.name, self.mode, self.dt, t, Q, QV, DZ, CP, VC, np.zeros(n + 1), ROLL, wall,
+                         list(m.wheel_names), F, SR, SA, IT, COST)
 
 
 def _add(q: NDArray, rate: NDArray, h: float) -> NDArray:

@@ -58,6 +58,23 @@ class DynamicsOptions:
     constant_mass_matrix: bool = False
     approximate_bias: bool = False
 
+    @classmethod
+    def from_config(cls, model: WmrModel, contact: str | None = None, actuator: str | None = None,
+                    **overrides) -> DynamicsOptions:
+        """Options from the vehicle YAML (``contact:``, ``actuators:``), optionally overriding the contact
+        model name ("linear", "pacejka", "ishigami", "ding") and the actuator ("ideal", "pi")."""
+        from wmr_dynamics.actuators import actuator_from_config
+        from wmr_dynamics.contact_models import contact_model_from_config
+
+        cfg_c = dict(model.config.get("contact") or {})
+        if contact is not None and contact != cfg_c.get("model"):
+            cfg_c = {"model": contact}
+        cfg_a = dict(model.config.get("actuators") or {"model": "ideal"})
+        if actuator is not None:
+            cfg_a["model"] = actuator
+        return cls(contact=contact_model_from_config(cfg_c, model),
+                   actuator=actuator_from_config(cfg_a, len(model.actuated_joint_names)), **overrides)
+
 
 @dataclass
 class StepResult:
@@ -67,6 +84,7 @@ class StepResult:
     qvel: NDArray
     qacc: NDArray
     contact_force: NDArray  # (nw, 3) model contact forces on the wheels, N
+    contact_points: NDArray  # (nw, 3) world contact points at the step start, m
     dz: NDArray  # (nw,) contact height error at the step start, m
     v_contact: NDArray  # (nw, 3) contact-point velocities at the step end, m/s
     slip_ratio: NDArray  # (nw,)
@@ -135,8 +153,12 @@ class ForceBalance:
             tau[6 + self.spring_idx] = -self.spring_k * (th - self.spring_rest) - self.spring_d * thd
         return M, c, tau
 
-    def step(self, q: NDArray, qvel: NDArray, u: NDArray, dt: float) -> StepResult:
-        """Advance one step of ``dt`` seconds with actuated joint rate commands ``u`` (rad/s or m/s)."""
+    def problem(self, q: NDArray, qvel: NDArray, u: NDArray, dt: float):
+        """Set up the force-balance problem of one step (steps 1–2 of the module docstring).
+
+        Returns ``(evaluate, x0, info)``: ``evaluate(x)`` gives (e, ∂e/∂x, (q̇'[i+1], contact forces, v_c))
+        for input velocities x (eq. 2.75), ``x0`` is the warm start, ``info`` holds contacts and sizes.
+        """
         m, opt = self.model, self.opt
         nw, nact, nc, n = m.num_wheels, self.act_cols.size, m.num_joint_constraints, m.num_dof
         T_parent = np.empty((m.num_frames, 4, 4))
@@ -208,7 +230,17 @@ class ForceBalance:
             J = P @ (A_I.T @ dlam - A.T @ df)
             return e, J, (qvel_next, f_c, vc)
 
-        x = A[inputs] @ qvel  # warm start: the constraint velocities stay as they are (§2.4.4)
+        x0 = A[inputs] @ qvel  # warm start: the constraint velocities stay as they are (§2.4.4)
+        return evaluate, x0, {"contacts": contacts, "n_indep": len(indep), "act_theta": act_theta}
+
+    def step(self, q: NDArray, qvel: NDArray, u: NDArray, dt: float) -> StepResult:
+        """Advance one step of ``dt`` seconds with actuated joint rate commands ``u`` (rad/s or m/s)."""
+        m, opt = self.model, self.opt
+        u = np.asarray(u, dtype=float)
+        if u.shape != self.act_cols.shape or not np.all(np.isfinite(u)):
+            raise ModelError(f"actuator commands: expected {self.act_cols.size} finite rates "
+                             f"({', '.join(m.actuated_joint_names)}), got {u!r}")
+        evaluate, x, info = self.problem(q, qvel, u, dt)
         e, J, extra = evaluate(x)
         tol = opt.tolerance * self.weight
         it = 0
@@ -230,17 +262,18 @@ class ForceBalance:
         if not np.all(np.isfinite(qvel_next)):
             raise ModelError(f"{m.name}: the dynamic step produced a non-finite velocity (dt={dt} s too large?)")
         if not self.ideal and hasattr(opt.actuator, "commit"):
-            opt.actuator.commit(act_theta, qvel_next[self.act_cols], u, dt)
+            opt.actuator.commit(info["act_theta"], qvel_next[self.act_cols], u, dt)
         qacc = (qvel_next - qvel) / dt
         q_next = euler_step(q, qvel_next, dt)  # eq. 2.86 with q̇'[i+1]
-        Rw = radius * qvel_next[self.wheel_cols]
+        Rw = m.wheel_radii * qvel_next[self.wheel_cols]
         V_x = vc[:, 0] + Rw  # wheel-centre speed over ground: the contact point moves at v_x = V_x − Rω
         denom = np.maximum(np.abs(Rw), np.abs(V_x))
         # slip ratio (eq. 2.40, s = (Rω − V_x)/V_x, normalized by the larger speed so it stays in [−1, 1])
         slip_ratio = np.where(denom > 1e-9, (Rw - V_x) / np.where(denom > 1e-9, denom, 1.0), 0.0)
         slip_angle = np.arctan2(vc[:, 1], np.abs(V_x))  # eq. 2.42
-        return StepResult(q_next, qvel_next, qacc, f_c, dz0, vc, slip_ratio, slip_angle, it,
-                          float(np.linalg.norm(e)), len(indep))
+        return StepResult(q_next, qvel_next, qacc, f_c, info["contacts"].points, info["contacts"].dz, vc,
+                          slip_ratio, slip_angle, it,
+                          float(np.linalg.norm(e)), info["n_indep"])
 
     def _independent_rows(self, A: NDArray, rigid: NDArray) -> tuple[NDArray, NDArray]:
         """indep (sorted row indices, eqs. 2.66–2.68) and the input rows (indep minus rigid rows)."""
