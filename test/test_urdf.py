@@ -20,7 +20,7 @@ def _pin(path):
 
 def _body_offset(model):
     """T_root_body: where our floating body sits in the URDF root link (identity unless a massless root was dropped)."""
-    for name, (frame, T_body_name) in model.config["fixed_frames"].items():
+    for name, (frame, T_body_name) in model.fixed_frames.items():
         if frame == model.frame_names[0] and name not in model.frames[0].aliases:
             return np.linalg.inv(np.array(T_body_name))
     return np.eye(4)
@@ -120,8 +120,11 @@ def test_massless_root_is_skipped_and_fixed_links_merged():
     assert set(model.frames[0].aliases) == {"mast", "battery"}
     assert model.total_mass == pytest.approx(29.0)
     assert model.frame_index("battery") == 0
-    assert model.config["fixed_frames"]["base_footprint"][0] == "chassis"
-    np.testing.assert_allclose(np.array(model.config["fixed_frames"]["base_footprint"][1])[:3, 3], [0, 0, -0.15])
+    assert model.fixed_frames["base_footprint"][0] == "chassis"
+    np.testing.assert_allclose(np.array(model.fixed_frames["base_footprint"][1])[:3, 3], [0, 0, -0.15])
+    # the config round-trips: a model's YAML dict rebuilds the same model
+    again = load_model(DATA / "skid4.urdf", config=model.config)
+    np.testing.assert_array_equal(again.T0, model.T0)
 
 
 def test_wheels_from_rotated_cylinders_and_axes():

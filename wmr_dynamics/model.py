@@ -139,6 +139,8 @@ class WmrModel:
     name: str = "wmr"
     config: dict = field(default_factory=dict)
     source: str = ""
+    fixed_frames: dict[str, tuple[str, NDArray]] = field(default_factory=dict)
+    """Links merged or dropped by fixed joints: name → (model frame, 4×4 pose of the link in that frame)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "frames", tuple(self.frames))

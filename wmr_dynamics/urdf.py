@@ -293,11 +293,10 @@ class _Builder:
         T_base_root = spatial.inv_homogeneous(T_root_base)
         if base != root:
             fixed[root] = (base, T_base_root)
-        cfg = dict(self.cfg)
-        cfg["fixed_frames"] = {k: (v[0], v[1].tolist()) for k, v in fixed.items()}
         name = str(self.cfg.get("name") or self.robot.name or self.path.stem)
         try:
-            return WmrModel(frames, wheels, constraints, springs, name=name, config=cfg, source=str(self.path))
+            return WmrModel(frames, wheels, constraints, springs, name=name, config=dict(self.cfg),
+                            source=str(self.path), fixed_frames=fixed)
         except ModelError as e:
             raise self.err(str(e)) from None
 
