@@ -1,0 +1,818 @@
+#!/usr/bin/env python3
+"""Thesis Table 2.4 (§2.5.1): stabilized-DAE kinematics vs. the unconstrained method with terrain fitting.
+
+Rocky 7 is commanded to drive straight, open loop, at 0.5 m/s for 10 s with the naive flat-ground
+controller (all six wheels at v / r, steering held straight) over random rough terrains (RMS height
+0.05 m, correlation length 0.2 m, one seed per terrain).  Two motion predictors:
+
+- **stabilized DAE** (thesis §2.2.5, ours): :class:`wmr_dynamics.simulate.Simulator` in ``kinematic`` mode,
+  Baumgarte gain σ = 1/Δt (the library default), at Δt = 0.01 … 0.20 s;
+- **unconstrained + terrain fitting** (Tarokh & McDermott): each step integrates the nominal body velocity
+  (0.5 m/s along body x, zero angular velocity, body coordinates) for Δt, keeps x, y and yaw, then re-fits
+  z, roll, pitch and the passive joints to the terrain by minimizing the contact height errors.  The thesis
+  used MATLAB's ``fminsearch`` (Nelder–Mead) for the fit; we use the library's own §2.2.4 minimization,
+  :func:`wmr_dynamics.kinematics.initialize_contact` (Gauss–Newton with a line search), which the thesis
+  itself notes would shrink the speed gap (§2.5.1, last paragraph).
+
+Metrics per method and Δt, averaged over the terrains: mean contact-point speed ‖v_c‖ (m/s), final
+position and yaw error relative to the DAE at Δt = 0.01 s on the same terrain, wall time of the stepping
+loop, and the number of wheel–terrain collision evaluations (``wheel_contacts`` calls) per step.
+
+A supplementary run repeats the DAE with a fixed σ = 10 s⁻¹ — the Baumgarte time constant ``tc_z = 0.1 s``
+of the thesis author's public MATLAB library (wmrde, ``forwardVelKin.m`` / ``rocky.m``) — which exceeds
+the stability bound σ ≤ 1/Δt at Δt = 0.2 s; see docs/table_2_4.md.
+
+Usage::
+
+    python benchmarks/table_2_4_rocky7.py              # 10 terrains, writes docs/table_2_4.md + figures
+    python benchmarks/table_2_4_rocky7.py --quick      # 3 terrains, fewer step sizes
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+import wmr_dynamics as wmr
+import wmr_dynamics.kinematics.dae as _dae
+from wmr_dynamics import spatial
+from wmr_dynamics.collision import wheel_contacts
+from wmr_dynamics.controllers import BodyVelocityController
+from wmr_dynamics.kinematics import (
+    actuated_indices,
+    euler_step,
+    evaluate,
+    forward_kinematics,
+    initialize_contact,
+    solve_velocity,
+    wheel_jacobians,
+)
+from wmr_dynamics.model import WmrModel
+from wmr_dynamics.simulate import Simulator
+from wmr_dynamics.terrain import HeightGrid, gaussian_rough_terrain
+
+SPEED = 0.5  # m/s, commanded forward speed
+DURATION = 10.0  # s
+RMS, CORR_LEN = 0.05, 0.2  # m, rough terrain (thesis §2.5.1)
+BOUNDS = (-2.0, 12.0, -4.0, 4.0)  # m, terrain extent (x_min, x_max, y_min, y_max)
+DT_DAE = (0.01, 0.02, 0.04, 0.10, 0.20)
+DT_UNC = (0.04, 0.10, 0.20)  # the thesis omitted .01 and .02 for the unconstrained method (cost)
+DT_DAE_QUICK = (0.01, 0.04, 0.10)
+DT_UNC_QUICK = (0.04, 0.10)
+DT_REF = 0.01  # reference for the position / yaw errors: DAE at 0.01 s
+SIGMA_WMRDE = 10.0  # 1/s, wmrde's tc_z = 0.1 s
+
+# Thesis Table 2.4: (method, dt) -> (mean |v_c| m/s, pos err m, yaw err rad, motion time, total time),
+# times normalized by the 10 s simulated (MATLAB).
+THESIS = {
+    ("dae", 0.01): (0.0703, None, None, 0.0438, 0.1655),
+    ("dae", 0.02): (0.0708, 0.0136, 0.0073, 0.0217, 0.0823),
+    ("dae", 0.04): (0.0721, 0.0412, 0.0268, 0.0109, 0.0413),
+    ("dae", 0.10): (0.0830, 0.1286, 0.0703, 0.0044, 0.0166),
+    ("dae", 0.20): (0.1650, 0.3004, 0.1554, 0.0023, 0.0085),
+    ("unc", 0.04): (0.1158, 0.5199, 0.1367, 1.9639, 1.9952),
+    ("unc", 0.10): (0.1188, 0.5199, 0.1367, 1.3569, 1.3692),
+    ("unc", 0.20): (0.1246, 0.5200, 0.1367, 1.0541, 1.0604),
+}
+METHOD_NAMES = {"dae": "stabilized DAE", "unc": "unconstrained", "dae10": "DAE, σ = 10/s", "dae1": "DAE, own loop"}
+
+
+# ---- set-up -----------------------------------------------------------------------------------------------
+def rocky7_model(joint_limits: bool = False) -> WmrModel:
+    """The bundled Rocky 7; by default with its (assumed, YAML-documented) joint limits removed.
+
+    The thesis's Rocky 7 (and wmrde's ``rocky.m``) has no joint limits; the bundled URDF's ±0.8 rad
+    rocker/bogie limits are hard stops in the library's kinematic solve, and the bogies reach them on this
+    terrain, which the terrain-fitting method (no limits) would not see.  Both methods use the same model.
+    """
+    model = wmr.load_model("rocky7")
+    if joint_limits:
+        return model
+    frames = tuple(dataclasses.replace(f, limits=(-np.inf, np.inf)) for f in model.frames)
+    return WmrModel(frames=frames, wheels=model.wheels, joint_constraints=model.joint_constraints,
+                    joint_springs=dict(model.joint_springs), name=model.name, config=dict(model.config),
+                    source=model.source)
+
+
+def make_terrain(seed: int) -> HeightGrid:
+    """Gaussian rough terrain of thesis §2.5.1: RMS 0.05 m, correlation length 0.2 m."""
+    return gaussian_rough_terrain(rms=RMS, corr_len=CORR_LEN, bounds=BOUNDS, seed=seed)
+
+
+def naive_controller(model: WmrModel) -> BodyVelocityController:
+    return BodyVelocityController(model, "naive")
+
+
+def initial_state(model: WmrModel, terrain: HeightGrid) -> NDArray:
+    """The vehicle YAML's start pose (x 1.1 m, y 0, yaw 0) put on the terrain (§2.2.4)."""
+    return Simulator(model, terrain, mode="kinematic", controller=naive_controller(model)).initial_state()
+
+
+class ContactCounter:
+    """Counts wheel–terrain collision evaluations (calls of ``wheel_contacts`` by the kinematics module).
+
+    Both methods reach collision detection only through :func:`wmr_dynamics.kinematics.evaluate` (the DAE
+    step, and every function evaluation of the terrain fit), so this is the methods' cost in the unit that
+    dominates a kinematic step, independent of wall-clock noise.
+    """
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[ContactCounter]:
+        if not hasattr(_dae, "wheel_contacts"):
+            raise RuntimeError("wmr_dynamics.kinematics.dae no longer calls wheel_contacts; update ContactCounter")
+        original = _dae.wheel_contacts
+
+        def counted(*args, **kwargs):
+            self.calls += 1
+            return original(*args, **kwargs)
+
+        _dae.wheel_contacts = counted
+        try:
+            yield self
+        finally:
+            _dae.wheel_contacts = original
+
+
+@dataclasses.dataclass
+class Run:
+    """One simulation.  ``q``: (n+1, nq) states; ``contact_speed``: (n, nw) ‖v_c‖ per step and wheel (m/s);
+    ``contact_points``: (n+1, nw, 3) world (m); ``wall_s``: wall time of the stepping loop; ``collisions``:
+    ``wheel_contacts`` calls made inside that loop; ``mean_abs_dz``: mean |Δz| over steps and wheels (m)."""
+
+    method: str
+    dt: float
+    seed: int
+    q: NDArray
+    contact_speed: NDArray
+    contact_points: NDArray
+    wall_s: float
+    collisions: int
+    mean_abs_dz: float = float("nan")
+    mean_vxy: float = float("nan")  # own-loop DAE only: mean tangential / normal contact-point speed, m/s
+    mean_vz: float = float("nan")
+
+    @property
+    def steps(self) -> int:
+        return len(self.q) - 1
+
+    @property
+    def yaw(self) -> float:
+        return float(spatial.quat_to_rpy(self.q[-1, :4])[2])
+
+
+# ---- the two methods ----------------------------------------------------------------------------------------
+def run_dae(model: WmrModel, terrain: HeightGrid, dt: float, q0: NDArray, seed: int = -1) -> Run:
+    """Stabilized DAE (the library's Simulator, kinematic mode, σ = 1/Δt, Euler)."""
+    sim = Simulator(model, terrain, mode="kinematic", dt=dt, controller=naive_controller(model))
+    counter = ContactCounter()
+    with counter.active():
+        res = sim.run(DURATION, (SPEED, 0.0), q0=q0, progress=False)
+    # the Simulator evaluates once more at the final state (for its last row): not a step
+    return Run("dae", dt, seed, res.q, res.contact_speed[:-1], res.contact_points, res.wall_time_s,
+               counter.calls - 1, float(np.abs(res.dz[:-1]).mean()))
+
+
+def run_dae_fixed_sigma(model: WmrModel, terrain: HeightGrid, dt: float, q0: NDArray, sigma: float,
+                        seed: int = -1, method: str = "dae10") -> Run:
+    """The same DAE step as the Simulator (evaluate → controller → eq. 2.38 → Euler) with a fixed σ that may
+    exceed 1/Δt (the Simulator refuses that), as in wmrde with ``tc_z = 0.1 s``.  No joint limits."""
+    ctrl, known = naive_controller(model), actuated_indices(model)
+    n = int(round(DURATION / dt))
+    Q = np.empty((n + 1, model.num_states))
+    VC = np.empty((n, model.num_wheels))
+    CP = np.empty((n + 1, model.num_wheels, 3))
+    DZ = np.empty((n, model.num_wheels))
+    V = np.empty((n, model.num_wheels, 3))
+    q = np.asarray(q0, dtype=float)
+    start = time.perf_counter()
+    for k in range(n):
+        Q[k] = q
+        ks = evaluate(model, q, terrain)
+        sol = solve_velocity(model, ks, known, ctrl(q, ks.T_world, SPEED, 0.0), sigma)
+        VC[k], CP[k], DZ[k], V[k] = sol.slip_speed, ks.contacts.points, ks.contacts.dz, sol.v_contact
+        q = euler_step(q, sol.qvel, dt)
+    wall = time.perf_counter() - start
+    Q[n] = q
+    CP[n] = evaluate(model, q, terrain).contacts.points
+    return Run(method, dt, seed, Q, VC, CP, wall, n, float(np.abs(DZ).mean()),
+               float(np.linalg.norm(V[..., :2], axis=2).mean()), float(np.abs(V[..., 2]).mean()))
+
+
+def nominal_velocity(model: WmrModel, q: NDArray) -> NDArray:
+    """q̇' of the unconstrained method: body x velocity 0.5 m/s, no rotation, wheels at the naive rates."""
+    qvel = np.zeros(model.num_dof)
+    qvel[3] = SPEED
+    T = forward_kinematics(model, q)
+    qvel[actuated_indices(model)] = naive_controller(model)(q, T, SPEED, 0.0)
+    return qvel
+
+
+def unconstrained_states(model: WmrModel, terrain: HeightGrid, dt: float, q0: NDArray) -> tuple[NDArray, float]:
+    """The Tarokh–McDermott step: integrate the nominal body velocity, keep x, y, yaw, re-fit the rest.
+
+    Returns the (n+1, nq) states and the wall time of the loop (s).
+    """
+    n = int(round(DURATION / dt))
+    Q = np.empty((n + 1, model.num_states))
+    q = np.asarray(q0, dtype=float)
+    qvel = nominal_velocity(model, q)  # the naive wheel rates do not depend on the state
+    start = time.perf_counter()
+    for k in range(n):
+        Q[k] = q
+        # x, y, yaw of the free motion are kept; z, roll, pitch and the passive joints are re-fitted
+        q = initialize_contact(model, euler_step(q, qvel, dt), terrain)
+    wall = time.perf_counter() - start
+    Q[n] = q
+    return Q, wall
+
+
+def _quat_mul(a: NDArray, b: NDArray) -> NDArray:
+    """Hamilton product of quaternions (x, y, z, w)."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return np.array([aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw,
+                     aw * bw - ax * bx - ay * by - az * bz])
+
+
+def implied_velocity(q0: NDArray, q1: NDArray, dt: float) -> NDArray:
+    """The joint-space velocity q̇' = [ω_b; v_b; θ̇] that :func:`euler_step` maps from q0 to q1 in dt.
+
+    ω_b from the body-frame relative rotation q0⁻¹ ⊗ q1 (axis × angle / dt), v_b = R(q0)ᵀ Δp / dt, joint
+    rates by finite difference.
+    """
+    dq = _quat_mul(q0[:4] * np.array([-1.0, -1.0, -1.0, 1.0]), q1[:4])
+    if dq[3] < 0:
+        dq = -dq
+    s = np.linalg.norm(dq[:3])
+    angle = 2.0 * np.arctan2(s, dq[3])
+    omega = dq[:3] * (angle / s if s > 1e-15 else 2.0) / dt
+    v = spatial.quat_to_rot(q0[:4]).T @ (q1[4:7] - q0[4:7]) / dt
+    return np.r_[omega, v, (q1[7:] - q0[7:]) / dt]
+
+
+def contact_velocities(model: WmrModel, terrain: HeightGrid, Q: NDArray, dt: float
+                       ) -> tuple[NDArray, NDArray, NDArray]:
+    """‖v_c‖ (n, nw) implied by a state sequence (wheel Jacobians at q[k] times the finite-difference q̇'),
+    the contact points (n+1, nw, 3) and the contact height errors Δz (n+1, nw)."""
+    n = len(Q) - 1
+    speed = np.empty((n, model.num_wheels))
+    points = np.empty((n + 1, model.num_wheels, 3))
+    dz = np.empty((n + 1, model.num_wheels))
+    for k in range(n + 1):
+        T = forward_kinematics(model, Q[k])
+        contacts = wheel_contacts(model, T, terrain)
+        points[k], dz[k] = contacts.points, contacts.dz
+        if k < n:
+            A = wheel_jacobians(model, T, contacts)
+            speed[k] = np.linalg.norm((A @ implied_velocity(Q[k], Q[k + 1], dt)).reshape(-1, 3), axis=1)
+    return speed, points, dz
+
+
+def run_unconstrained(model: WmrModel, terrain: HeightGrid, dt: float, q0: NDArray, seed: int = -1) -> Run:
+    """Unconstrained motion + terrain fitting; the contact velocities are computed after the (timed) loop."""
+    counter = ContactCounter()
+    with counter.active():
+        Q, wall = unconstrained_states(model, terrain, dt, q0)
+    speed, points, dz = contact_velocities(model, terrain, Q, dt)
+    return Run("unc", dt, seed, Q, speed, points, wall, counter.calls, float(np.abs(dz[:-1]).mean()))
+
+
+# ---- the study --------------------------------------------------------------------------------------------
+def _log(msg: str, quiet: bool) -> None:
+    if not quiet:
+        print(msg, file=sys.stderr, flush=True)
+
+
+def warm_up(model: WmrModel) -> None:
+    """Load / compile the numba kernels and touch every code path once, so no timing includes it."""
+    terrain = make_terrain(10_000)
+    q0 = initial_state(model, terrain)
+    sim = Simulator(model, terrain, mode="kinematic", dt=0.1, controller=naive_controller(model))
+    sim.run(0.3, (SPEED, 0.0), q0=q0, progress=False)
+    q = initialize_contact(model, euler_step(q0, nominal_velocity(model, q0), 0.1), terrain)
+    contact_velocities(model, terrain, np.stack([q0, q]), 0.1)
+
+
+def run_study(seeds: Sequence[int], dt_dae: Sequence[float] = DT_DAE, dt_unc: Sequence[float] = DT_UNC,
+              sigma_study: bool = True, joint_limits: bool = False, quiet: bool = False) -> list[Run]:
+    """All runs on all terrains (DAE at dt_dae, which must include DT_REF; unconstrained at dt_unc)."""
+    if DT_REF not in dt_dae:
+        raise ValueError(f"dt_dae must include the reference step {DT_REF} s")
+    model = rocky7_model(joint_limits)
+    _log("warming up (numba kernels) ...", quiet)
+    warm_up(model)
+    runs: list[Run] = []
+    t_start = time.perf_counter()
+    for i, seed in enumerate(seeds):
+        terrain = make_terrain(seed)
+        q0 = initial_state(model, terrain)
+        jobs = [("dae", dt) for dt in dt_dae] + [("unc", dt) for dt in dt_unc]
+        if sigma_study:
+            jobs += [("dae10", dt) for dt in dt_dae] + [("dae1", DT_REF)]
+        for method, dt in jobs:
+            if method == "dae":
+                run = run_dae(model, terrain, dt, q0, seed)
+            elif method == "unc":
+                run = run_unconstrained(model, terrain, dt, q0, seed)
+            elif method == "dae10":
+                run = run_dae_fixed_sigma(model, terrain, dt, q0, SIGMA_WMRDE, seed)
+            else:  # the own loop at the Simulator's σ = 1/dt: checks the loop, splits v_c
+                run = run_dae_fixed_sigma(model, terrain, dt, q0, 1.0 / dt, seed, method="dae1")
+            runs.append(run)
+            _log(f"  terrain {i + 1}/{len(seeds)} (seed {seed})  {METHOD_NAMES[method]:>15s}  dt={dt:.2f}  "
+                 f"mean|v_c|={run.contact_speed.mean():.4f}  final y={run.q[-1, 5]:+.3f} m  "
+                 f"loop {run.wall_s:.2f} s  ({time.perf_counter() - t_start:.0f} s elapsed)", quiet)
+    return runs
+
+
+@dataclasses.dataclass
+class Row:
+    """Averages over terrains for one (method, dt)."""
+
+    method: str
+    dt: float
+    n: int
+    vc: float
+    pos_err: float | None
+    yaw_err: float | None
+    abs_y: float
+    wall_s: float
+    collisions_per_step: float
+    dz_mm: float = float("nan")  # mean |Δz|, mm
+    pos_err_alt: float | None = None  # unconstrained only: errors relative to the σ = 10/s DAE at DT_REF
+    yaw_err_alt: float | None = None
+    vc_sd: float | None = None  # terrain-to-terrain standard deviations (None for a single terrain)
+    pos_sd: float | None = None
+    yaw_sd: float | None = None
+
+    @property
+    def time_norm(self) -> float:
+        """Loop wall time divided by the simulated time (< 1 is faster than real time), as in the thesis."""
+        return self.wall_s / DURATION
+
+
+def _wrap(a: float) -> float:
+    return float((a + np.pi) % (2 * np.pi) - np.pi)
+
+
+def summarize(runs: Sequence[Run]) -> list[Row]:
+    """Table rows: per (method, dt) averages over terrains; errors relative to the same terrain's reference
+    (the DAE at DT_REF; for the σ = 10/s study, that study's own DT_REF run)."""
+    ref = {(r.method, r.seed): r for r in runs if r.dt == DT_REF and r.method in ("dae", "dae10")}
+    rows = []
+    for method in ("dae", "unc", "dae10"):
+        for dt in sorted({r.dt for r in runs if r.method == method}):
+            group = [r for r in runs if r.method == method and r.dt == dt]
+            pos, yaw, pos_alt, yaw_alt = [], [], [], []
+            for r in group:
+                base = ref[("dae10" if method == "dae10" else "dae", r.seed)]
+                pos.append(np.linalg.norm(r.q[-1, 4:7] - base.q[-1, 4:7]))
+                yaw.append(abs(_wrap(r.yaw - base.yaw)))
+                alt = ref.get(("dae10", r.seed))
+                if method == "unc" and alt is not None:
+                    pos_alt.append(np.linalg.norm(r.q[-1, 4:7] - alt.q[-1, 4:7]))
+                    yaw_alt.append(abs(_wrap(r.yaw - alt.yaw)))
+            is_ref = method != "unc" and dt == DT_REF
+            complete = len(pos_alt) == len(group)
+            vcs = [r.contact_speed.mean() for r in group]
+            sd = (lambda x: float(np.std(x, ddof=1))) if len(group) > 1 else (lambda x: None)
+            rows.append(Row(method, dt, len(group), float(np.mean(vcs)),
+                            None if is_ref else float(np.mean(pos)), None if is_ref else float(np.mean(yaw)),
+                            float(np.mean([abs(r.q[-1, 5] - r.q[0, 5]) for r in group])),
+                            float(np.mean([r.wall_s for r in group])),
+                            float(np.mean([r.collisions / r.steps for r in group])),
+                            1e3 * float(np.mean([r.mean_abs_dz for r in group])),
+                            float(np.mean(pos_alt)) if complete else None,
+                            float(np.mean(yaw_alt)) if complete else None,
+                            sd(vcs), None if is_ref else sd(pos), None if is_ref else sd(yaw)))
+    return rows
+
+
+def _find(rows: Sequence[Row], method: str, dt: float) -> Row | None:
+    return next((r for r in rows if r.method == method and abs(r.dt - dt) < 1e-12), None)
+
+
+def _f(x: float | None, fmt: str = ".4f") -> str:
+    return "–" if x is None else format(x, fmt)
+
+
+def _pm(x: float | None, sd: float | None, fmt: str = ".4f") -> str:
+    """mean ± terrain-to-terrain standard deviation."""
+    return _f(x, fmt) if x is None or sd is None else f"{x:{fmt}} ± {sd:{fmt}}"
+
+
+def format_table(rows: Sequence[Row], markdown: bool = False) -> str:
+    """Our table next to the thesis's numbers (main methods only)."""
+    head = ["method", "dt (s)", "mean ‖v_c‖ (m/s)", "pos. err. (m)", "yaw err. (rad)", "final |y| (m)",
+            "loop time / 10 s", "collisions / step", "thesis ‖v_c‖", "thesis pos.", "thesis yaw",
+            "thesis motion", "thesis total"]
+    body = []
+    for r in rows:
+        if r.method == "dae10":
+            continue
+        th = THESIS.get((r.method, round(r.dt, 2)), (None,) * 5)
+        body.append([METHOD_NAMES[r.method], f"{r.dt:.2f}", _pm(r.vc, r.vc_sd), _pm(r.pos_err, r.pos_sd),
+                     _pm(r.yaw_err, r.yaw_sd), _f(r.abs_y),
+                     _f(r.time_norm), _f(r.collisions_per_step, ".2f"), _f(th[0]), _f(th[1]), _f(th[2]), _f(th[3]),
+                     _f(th[4])])
+    return _render(head, body, markdown)
+
+
+def format_sigma_table(rows: Sequence[Row], markdown: bool = False) -> str:
+    head = ["dt (s)", "σ·dt", "mean ‖v_c‖ σ=1/dt", "mean ‖v_c‖ σ=10/s", "thesis ‖v_c‖",
+            "pos. err. σ=10/s", "thesis pos.", "yaw err. σ=10/s", "thesis yaw", "mean |Δz| σ=1/dt (mm)",
+            "mean |Δz| σ=10/s (mm)"]
+    body = []
+    for r in rows:
+        if r.method != "dae10":
+            continue
+        base = _find(rows, "dae", r.dt)
+        th = THESIS.get(("dae", round(r.dt, 2)), (None,) * 5)
+        body.append([f"{r.dt:.2f}", f"{SIGMA_WMRDE * r.dt:.1f}", _f(base.vc if base else None), _f(r.vc), _f(th[0]),
+                     _f(r.pos_err), _f(th[1]), _f(r.yaw_err), _f(th[2]), _f(base.dz_mm if base else None, ".2f"),
+                     _f(r.dz_mm, ".2f")])
+    return _render(head, body, markdown)
+
+
+def _render(head: list[str], body: list[list[str]], markdown: bool) -> str:
+    if markdown:
+        esc = [[c.replace("|", "\\|") for c in row] for row in [head, *body]]
+        lines = ["| " + " | ".join(esc[0]) + " |", "|" + "|".join(" --- " for _ in head) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in esc[1:]]
+        return "\n".join(lines)
+    widths = [max(len(h), *(len(row[c]) for row in body)) if body else len(h) for c, h in enumerate(head)]
+    fmt = "  ".join(f"{{:>{w}}}" for w in widths)
+    return "\n".join([fmt.format(*head), fmt.format(*("-" * w for w in widths))] + [fmt.format(*row) for row in body])
+
+
+# ---- report -----------------------------------------------------------------------------------------------
+def machine_info() -> dict[str, str]:
+    cpu = "unknown"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    try:
+        nproc = subprocess.run(["nproc"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        nproc = str(len(os.sched_getaffinity(0)))
+    info = {"nproc": nproc, "cpu": cpu, "python": platform.python_version(), "numpy": np.__version__}
+    with contextlib.suppress(ImportError):
+        import numba
+
+        info["numba"] = numba.__version__
+    with contextlib.suppress(OSError, subprocess.CalledProcessError):
+        info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                        check=True, cwd=Path(__file__).resolve().parent).stdout.strip()
+    return info
+
+
+def plot_paths(model: WmrModel, seed: int, dt: float, path: Path) -> None:
+    """Overhead paths of body (blue) and contact points (red) on one terrain, DAE vs. unconstrained (Fig. 2.8)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    terrain = make_terrain(seed)
+    q0 = initial_state(model, terrain)
+    runs = [run_dae(model, terrain, dt, q0, seed), run_unconstrained(model, terrain, dt, q0, seed)]
+    fig, axes = plt.subplots(2, 1, figsize=(10, 5.4), sharex=True, sharey=True, layout="constrained")
+    x0, x1 = 0.6, 6.6
+    allx = np.concatenate([r.contact_points[..., 0].ravel() for r in runs])
+    ally = np.concatenate([r.contact_points[..., 1].ravel() for r in runs])
+    x0, x1 = min(x0, allx.min() - 0.2), max(x1, allx.max() + 0.2)
+    y0, y1 = ally.min() - 0.25, ally.max() + 0.25
+    xs, ys = np.linspace(x0, x1, 400), np.linspace(y0, y1, 160)
+    H = terrain.height(xs[None, :], ys[:, None])
+    for ax, run, title in zip(axes, runs, (f"stabilized DAE (dt = {dt:g} s)",
+                                           f"unconstrained + terrain fitting (dt = {dt:g} s)"), strict=True):
+        im = ax.imshow(H, origin="lower", extent=(x0, x1, y0, y1), cmap="gray", alpha=0.55, aspect="equal")
+        for w in range(run.contact_points.shape[1]):
+            ax.plot(run.contact_points[:, w, 0], run.contact_points[:, w, 1], "r-", lw=0.8,
+                    label="wheel contact points" if w == 0 else None)
+        ax.plot(run.q[:, 4], run.q[:, 5], "b-", lw=2.0, label="body frame")
+        ax.plot([run.q[0, 4], run.q[0, 4] + SPEED * DURATION], [run.q[0, 5]] * 2, "k:", lw=1.0,
+                label="commanded straight line")
+        ax.set_title(f"{title}: final y = {run.q[-1, 5]:+.3f} m, yaw = {np.degrees(run.yaw):+.1f}°", fontsize=10)
+        ax.set_ylabel("y (m)")
+    axes[-1].set_xlabel("x (m)")
+    axes[0].legend(loc="lower left", fontsize=8, framealpha=0.8)
+    fig.colorbar(im, ax=axes, shrink=0.8, label="terrain height (m)")
+    fig.suptitle(f"Rocky 7, 0.5 m/s straight for 10 s, naive controller, rough terrain seed {seed} "
+                 f"(RMS {RMS} m, corr. length {CORR_LEN} m)", fontsize=10)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_errors(rows: Sequence[Row], path: Path) -> None:
+    """Mean ‖v_c‖, position and yaw error vs. step size, ours and the thesis's (Fig. 2.9)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), layout="constrained")
+    specs = [("vc", 0, "mean ‖v_c‖ (m/s)"), ("pos_err", 1, "final position error (m)"),
+             ("yaw_err", 2, "final yaw error (rad)")]
+    styles = {"dae": ("C0", "-", "o"), "unc": ("C3", "--", "s"), "dae10": ("C2", "-.", "^")}
+    for ax, (attr, col, label) in zip(axes, specs, strict=True):
+        for method in ("dae", "unc", "dae10"):
+            pts = [(r.dt, getattr(r, attr)) for r in rows if r.method == method and getattr(r, attr) is not None]
+            if pts:
+                c, ls, mk = styles[method]
+                ax.plot(*zip(*pts, strict=True), color=c, ls=ls, marker=mk, label=f"ours: {METHOD_NAMES[method]}")
+            th = [(dt, v[col]) for (m, dt), v in sorted(THESIS.items()) if m == method and v[col] is not None]
+            if th:
+                c, ls, mk = styles[method]
+                ax.plot(*zip(*th, strict=True), color=c, ls=ls, marker=mk, mfc="none", alpha=0.45,
+                        label=f"thesis: {METHOD_NAMES[method]}")
+        ax.set_xlabel("step size (s)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.suptitle("Rocky 7 kinematic simulation errors vs. step size (thesis Table 2.4 / Fig. 2.9); "
+                 "open markers: thesis", fontsize=10)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def supplement_stats(runs: Sequence[Run]) -> dict[str, float]:
+    """Means over terrains at DT_REF of the own-loop DAE at σ = 1/Δt ("dae1") and σ = 10/s ("dae10"): tangential
+    and normal contact-point speeds, and the largest difference of the own loop's ‖v_c‖ from the Simulator's."""
+    out: dict[str, float] = {}
+    for method in ("dae1", "dae10"):
+        group = [r for r in runs if r.method == method and r.dt == DT_REF]
+        if group:
+            out[f"{method}_vxy"] = float(np.mean([r.mean_vxy for r in group]))
+            out[f"{method}_vz"] = float(np.mean([r.mean_vz for r in group]))
+    sim = {r.seed: r for r in runs if r.method == "dae" and r.dt == DT_REF}
+    diffs = [abs(r.contact_speed.mean() - sim[r.seed].contact_speed.mean())
+             for r in runs if r.method == "dae1" and r.seed in sim]
+    if diffs:
+        out["own_loop_diff"] = float(max(diffs))
+    return out
+
+
+def write_markdown(rows: Sequence[Row], n_terrains: int, seeds: Sequence[int], elapsed: float, path: Path,
+                   joint_limits: bool, extra: dict[str, float] | None = None) -> None:
+    extra = extra or {}
+    info = machine_info()
+    machine = ", ".join(f"{k} {v}" for k, v in info.items() if k != "cpu")
+    lines = [
+        "# Thesis Table 2.4: stabilized DAE vs. unconstrained kinematics (Rocky 7)",
+        "",
+        "Generated by `benchmarks/table_2_4_rocky7.py` (re-run the script rather than editing this file).",
+        "",
+        "**Test** (thesis §2.5.1): Rocky 7 commanded straight, open loop, at 0.5 m/s for 10 s with the naive",
+        "flat-ground controller (all wheels at v / r, steering straight), over random rough terrains",
+        f"(`gaussian_rough_terrain`, RMS {RMS} m, correlation length {CORR_LEN} m, seeds "
+        f"{', '.join(map(str, seeds))}).",
+        "",
+        "- **stabilized DAE**: `Simulator(mode=\"kinematic\")`, Baumgarte σ = 1/Δt (library default), Euler.",
+        "- **unconstrained**: each step integrates the nominal body velocity (0.5 m/s along body x, zero",
+        "  angular velocity, wheels at v / r) for Δt, keeps x, y, yaw, then re-fits z, roll, pitch and the",
+        "  passive joints by minimizing the contact height errors (Tarokh & McDermott). The thesis used MATLAB",
+        "  `fminsearch` (Nelder–Mead) for the fit; we use our §2.2.4 routine `initialize_contact` (Gauss–Newton",
+        "  with a line search on the same wheel Jacobians as the DAE). Its contact-point speeds are the ones",
+        "  implied by its motion: the q̇' that takes q[k] to q[k+1] (finite differences: body angular velocity",
+        "  from the relative rotation, body-frame linear velocity, joint rates) times the wheel Jacobians at q[k].",
+        "- **Model**: the bundled Rocky 7 with its URDF joint limits "
+        + ("kept (±0.8 rad rocker/bogie hard stops in the DAE)." if joint_limits else
+           "removed: the thesis model has none, the bundled ±0.8 rad rocker/bogie limits are assumptions, the "
+           "bogies exceed them on these terrains (up to ~1.1 rad), and the terrain fit ignores limits — "
+           "`--joint-limits` keeps them."),
+        "- **Errors**: final body position (Euclidean, 3D) and |yaw| difference from the DAE at Δt = 0.01 s on",
+        "  the same terrain. **final |y|**: lateral offset from the commanded straight line.",
+        "- **Times**: wall time of each method's stepping loop divided by the 10 s simulated (< 1 = faster than",
+        "  real time). Both loops include collision detection, so they compare with the thesis's *total* time",
+        "  more than with its *motion* time (wmrde times only the velocity solve, `forwardVelKin`, as motion).",
+        "  **collisions / step**: wheel–terrain collision evaluations (`wheel_contacts` calls) per step — a",
+        "  machine-independent cost measure (one evaluation costs the same in both methods).",
+        "",
+        f"**Machine**: {info['cpu']}; {machine}. The whole study ({n_terrains} terrains, incl. the supplementary",
+        f"σ study and the figures) took {elapsed:.0f} s.",
+        "",
+        f"## Results (mean over {n_terrains} terrains) next to thesis Table 2.4",
+        "",
+        "Thesis times are MATLAB, normalized the same way (motion = velocity solve / terrain fit only; total =",
+        "the whole simulation).",
+        "",
+        format_table(rows, markdown=True),
+        "",
+    ]
+    d04, u04 = _find(rows, "dae", 0.04), _find(rows, "unc", 0.04)
+    if d04 and u04:
+        th_d, th_u = THESIS[("dae", 0.04)], THESIS[("unc", 0.04)]
+        lines += [
+            f"**At Δt = 0.04 s (unconstrained / DAE)**: loop wall time {u04.wall_s / d04.wall_s:.1f}×, collision "
+            f"evaluations {u04.collisions_per_step / d04.collisions_per_step:.1f}× (thesis, MATLAB with "
+            f"`fminsearch`: motion time {th_u[3] / th_d[3]:.0f}×, total time {th_u[4] / th_d[4]:.0f}×). The DAE's "
+            f"mean ‖v_c‖ is {100 * (1 - d04.vc / u04.vc):.0f}% lower (thesis {100 * (1 - th_d[0] / th_u[0]):.0f}%); "
+            f"its position / yaw errors are {100 * (1 - d04.pos_err / u04.pos_err):.0f}% / "
+            f"{100 * (1 - d04.yaw_err / u04.yaw_err):.0f}% smaller (thesis 92% / 80%).",
+            "",
+        ]
+    if any(r.method == "dae10" for r in rows):
+        lines += [
+            "## Supplement: Baumgarte gain σ = 10 s⁻¹ (wmrde's `tc_z = 0.1 s`)",
+            "",
+            "The thesis author's public MATLAB library (wmrde: `forwardVelKin.m` sets the normal-velocity target",
+            "−(Δz − dz_target)/tc_z; `rocky.m` sets tc_z = 0.1 s) stabilizes with a fixed σ = 10 s⁻¹ instead of",
+            "σ = 1/Δt. We re-ran the DAE with σ = 10 s⁻¹ at every Δt — the same step as the Simulator (evaluate →",
+            "controller → eq. 2.38 → Euler) in a loop of our own, because the Simulator rightly rejects σ > 1/Δt.",
+            "Errors are relative to this study's own Δt = 0.01 s run."
+            + (f" Check: the same loop at σ = 1/Δt reproduces the Simulator's mean ‖v_c‖ at Δt = 0.01 (largest "
+               f"difference over terrains {extra['own_loop_diff']:.1g} m/s)." if "own_loop_diff" in extra else ""),
+            "",
+            format_sigma_table(rows, markdown=True),
+            "",
+        ]
+        if u04 and u04.pos_err_alt is not None:
+            lines += [
+                "Relative to the σ = 10 s⁻¹ reference, the unconstrained method's errors are "
+                f"{u04.pos_err_alt:.4f} m and {u04.yaw_err_alt:.4f} rad (thesis 0.5199 m, 0.1367 rad).",
+                "",
+            ]
+    lines += ["## What matches, what does not, and why", ""]
+    lines += _discussion(rows, extra)
+    lines += [
+        "",
+        "## Figures",
+        "",
+        "![paths](figures/table_2_4_paths.png)",
+        "",
+        f"Overhead paths on terrain seed {seeds[0]} at Δt = 0.04 s (cf. thesis Fig. 2.8): body frame (blue) and "
+        "wheel contact points (red) over the terrain height.",
+        "",
+        "![errors](figures/table_2_4_errors.png)",
+        "",
+        "Mean ‖v_c‖, final position and yaw error vs. step size (cf. thesis Fig. 2.9); open markers are the "
+        "thesis's values.",
+        "",
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines))
+
+
+def _z(row: Row, column: int) -> float | None:
+    """(ours − thesis) in standard errors of our terrain mean (column 0: ‖v_c‖, 1: position, 2: yaw error)."""
+    th = THESIS.get(("unc" if row.method == "unc" else "dae", round(row.dt, 2)))
+    ours, sd = [(row.vc, row.vc_sd), (row.pos_err, row.pos_sd), (row.yaw_err, row.yaw_sd)][column]
+    if th is None or th[column] is None or ours is None or not sd:
+        return None
+    return (ours - th[column]) / (sd / np.sqrt(row.n))
+
+
+def _discussion(rows: Sequence[Row], extra: dict[str, float]) -> list[str]:
+    d01, d04, d10, d20 = (_find(rows, "dae", dt) for dt in (0.01, 0.04, 0.10, 0.20))
+    u04, u20 = _find(rows, "unc", 0.04), _find(rows, "unc", 0.20)
+    s01, s04, s20 = (_find(rows, "dae10", dt) for dt in (0.01, 0.04, 0.20))
+    shared = [(r, _find(rows, "dae", r.dt)) for r in rows if r.method == "unc"]
+    lower_everywhere = all(d is not None and d.vc < u.vc for u, d in shared)
+    out = []
+    if d04 and u04:
+        out += [
+            "- **The qualitative result is reproduced.** The DAE has the lower mean contact-point speed "
+            + ("at every step size both methods ran" if lower_everywhere else "at Δt = 0.04")
+            + f" (Δt = 0.04: {d04.vc:.4f} vs {u04.vc:.4f} m/s) and predicts that the rover, commanded straight, "
+            f"drifts off course (mean final |y| {d04.abs_y:.2f} m), whereas the unconstrained method drives "
+            f"exactly straight as commanded (final |y| {u04.abs_y:.0e} m: with zero commanded angular velocity and "
+            "the yaw kept, its body x axis never leaves the x–z plane). Its position and yaw errors are therefore "
+            "just the DAE's deviation and, as in the thesis, do not depend on its step size.",
+            f"- **The unconstrained column is close to the thesis**: mean ‖v_c‖ {u04.vc:.4f} m/s at Δt = 0.04 "
+            "(thesis 0.1158); position error "
+            f"{u04.pos_err:.2f} m (thesis 0.52) and yaw error {u04.yaw_err:.3f} rad (thesis 0.137), within "
+            f"{max(abs(_z(u04, 1) or np.nan), abs(_z(u04, 2) or np.nan)):.1f} standard errors of our terrain "
+            "mean — they measure how far the DAE rover deviates on the particular terrains."
+            + (f" Its ‖v_c‖ grows faster with Δt than the thesis's ({u20.vc:.4f} vs 0.1246 m/s at 0.20, "
+               f"{_z(u20, 0):.0f} standard errors): a longer free step means a larger correction by the fit; "
+               "we have not pinned down the difference (the end point of our Gauss–Newton fit, |Δz| < 1e-5 m, "
+               "vs `fminsearch`'s default tolerances is one candidate)." if u20 and _z(u20, 0) else ""),
+        ]
+    if d01 and d04 and d20:
+        out += [
+            f"- **The DAE column with the library default σ = 1/Δt does not match in detail.** Mean ‖v_c‖ is "
+            f"{d04.vc:.4f} m/s at Δt = 0.04 ({100 * (d04.vc / 0.0721 - 1):+.0f}% vs 0.0721, {_z(d04, 0) or np.nan:.1f} "
+            "standard errors of our mean) and nearly flat in Δt "
+            f"({d01.vc:.4f} → {d20.vc:.4f} m/s from 0.01 to 0.20 s; thesis 0.0703 → 0.1650); the position / yaw "
+            f"errors grow with Δt as in the thesis but stay smaller ({d04.pos_err:.3f} m / {d04.yaw_err:.3f} rad "
+            f"at 0.04 vs 0.0412 / 0.0268; {d20.pos_err:.3f} / {d20.yaw_err:.3f} at 0.20 vs 0.3004 / 0.1554). The "
+            "floor of ~0.07–0.08 m/s at small Δt is the overconstraint of a rocker-bogie with steering held "
+            "straight on rough ground (18 contact constraints, 10 unknown rates: the least-squares residual is "
+            "slip).",
+        ]
+    if s01 and s04 and s20 and d01 and d20:
+        zs = [_z(r, c) for r in rows if r.method == "dae10" for c in range(3) if not (c == 2 and r.dt > 0.15)]
+        zmax = max((abs(z) for z in zs if z is not None), default=float("nan"))
+        split = ""
+        if "dae1_vxy" in extra and "dae10_vxy" in extra:
+            split = (f" (Δt = 0.01, mean over terrains: tangential {extra['dae10_vxy']:.3f} vs "
+                     f"{extra['dae1_vxy']:.3f} m/s, normal {extra['dae10_vz']:.3f} vs {extra['dae1_vz']:.3f} m/s)")
+        out += [
+            "- **wmrde's σ = 10 s⁻¹ reproduces the thesis's DAE column** (supplement): mean ‖v_c‖ "
+            f"{s01.vc:.4f} / {s04.vc:.4f} / {s20.vc:.4f} m/s at Δt = 0.01 / 0.04 / 0.20 (thesis 0.0703 / 0.0721 / "
+            f"0.1650), position error {s04.pos_err:.4f} m at 0.04 (thesis 0.0412) and {s20.pos_err:.3f} m at "
+            f"0.20 (thesis 0.3004), yaw error {s04.yaw_err:.4f} rad at 0.04 (thesis 0.0268). This strongly "
+            "suggests that the thesis ran Table 2.4 with wmrde's tc_z = 0.1 s. Two effects: (1) a weaker σ "
+            f"lets contact height errors persist (mean |Δz| {s01.dz_mm:.1f} mm vs {d01.dz_mm:.1f} mm at "
+            "Δt = 0.01), which relaxes the overconstraint, so the least-squares solve needs less "
+            "longitudinal/lateral slip — the normal part of v_c grows, but less than the slip shrinks, and "
+            f"‖v_c‖ drops{split}; "
+            "(2) at Δt = 0.20, σ·Δt = 2 is on the stability bound of the Euler-discretized Baumgarte "
+            "correction (thesis eq. 2.35 requires σ ≤ 1/Δt; the linear recurrence multiplies the height error by "
+            "1 − σΔt = −1 each step): the correction overshoots instead of decaying, and the normal velocities "
+            f"it commands nearly double ‖v_c‖ ({d20.vc:.4f} → {s20.vc:.4f} m/s) — the thesis's 0.1650. The yaw "
+            f"error at 0.20 does not match ({s20.yaw_err:.3f} vs 0.1554 rad); we have no explanation beyond "
+            "that overshooting regime being sensitive to implementation details. Every other σ = 10/s entry "
+            f"(‖v_c‖, position and yaw error at all Δt) lies within {zmax:.1f} standard errors of our "
+            "10-terrain mean from the thesis's value (the thesis's own 10-terrain means scatter as much), so the "
+            "other differences from wmrde — our terrain realizations and 0.04 m grid vs its 0.05 m, its "
+            "dz_target = −0.02 m sinkage target, its contact search — matter less.",
+        ]
+    if d04 and u04:
+        out += [
+            f"- **The speed ratio is ~{u04.wall_s / d04.wall_s:.0f}×, not the thesis's 180× — as the thesis itself "
+            "predicted** (§2.5.1, last paragraph: with its own Newton terrain fitting \"the efficiency advantage "
+            "of our DAE method would be reduced ... Newton's method would usually converge in 1-2 steps\"). Our "
+            f"Gauss–Newton fit needs {u04.collisions_per_step:.1f} collision evaluations per step (the initial "
+            "residual plus about two iterations, line-search trials included, warm-started from the previous "
+            "pose), where a derivative-free Nelder–Mead search (`fminsearch`) over 7 variables typically needs "
+            "on the order of a hundred or more (the thesis does not report its count). The accuracy gap is "
+            f"unchanged. Our DAE costs {1e3 * d04.wall_s * d04.dt / DURATION:.1f} ms per step including "
+            "collision detection (the thesis's MATLAB: 0.0413 × 10 s / 250 steps ≈ 1.7 ms). Wall times vary by "
+            "several percent between runs (more when other jobs share the 2 cores); the collision counts do not.",
+        ]
+    if d10:
+        out += [
+            "- **Cost scales as expected**: the DAE's loop time is proportional to the number of steps (one "
+            "collision evaluation each); the unconstrained method's cost per step grows slowly with Δt because "
+            "a longer free step leaves the pose further from the terrain and the fit needs more iterations.",
+        ]
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--terrains", type=int, default=10, help="number of random terrains (seeds 0..N-1), default 10")
+    p.add_argument("--out", default="docs", help="output folder for table_2_4.md and figures/ (default docs)")
+    p.add_argument("--quick", action="store_true", help="3 terrains and fewer step sizes (a smoke run)")
+    p.add_argument("--no-sigma-study", action="store_true", help="skip the supplementary σ = 10/s DAE runs")
+    p.add_argument("--joint-limits", action="store_true", help="keep the URDF joint limits (thesis model has none)")
+    p.add_argument("--no-figures", action="store_true", help="do not write the figures")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    args = p.parse_args(argv)
+    if args.terrains < 1:
+        p.error("--terrains must be at least 1")
+    n = 3 if args.quick else args.terrains
+    dt_dae, dt_unc = (DT_DAE_QUICK, DT_UNC_QUICK) if args.quick else (DT_DAE, DT_UNC)
+    seeds = list(range(n))
+    start = time.perf_counter()
+    runs = run_study(seeds, dt_dae, dt_unc, sigma_study=not args.no_sigma_study, joint_limits=args.joint_limits,
+                     quiet=args.quiet)
+    rows = summarize(runs)
+    print(f"\nThesis Table 2.4 reproduction — Rocky 7, mean over {n} terrains")
+    print(format_table(rows))
+    d04, u04 = _find(rows, "dae", 0.04), _find(rows, "unc", 0.04)
+    if d04 and u04:
+        print(f"\nratio at dt 0.04 (unconstrained / DAE): loop time {u04.wall_s / d04.wall_s:.1f}x, "
+              f"collision evaluations {u04.collisions_per_step / d04.collisions_per_step:.1f}x "
+              f"(thesis motion time 180x)")
+    if any(r.method == "dae10" for r in rows):
+        print(f"\nSupplement: DAE with sigma = {SIGMA_WMRDE:g}/s (wmrde tc_z = 0.1 s)")
+        print(format_sigma_table(rows))
+    out = Path(args.out)
+    if not args.no_figures:
+        _log("writing figures ...", args.quiet)
+        model = rocky7_model(args.joint_limits)
+        plot_paths(model, seeds[0], 0.04, out / "figures" / "table_2_4_paths.png")
+        plot_errors(rows, out / "figures" / "table_2_4_errors.png")
+    elapsed = time.perf_counter() - start
+    write_markdown(rows, n, seeds, elapsed, out / "table_2_4.md", args.joint_limits, supplement_stats(runs))
+    print(f"\nwrote {out / 'table_2_4.md'}" + ("" if args.no_figures else f" and {out / 'figures'}/table_2_4_*.png")
+          + f" in {elapsed:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
