@@ -1,0 +1,83 @@
+"""Force-balance optimization (thesis §2.4.3): the analytic ∂e/∂x, the solution, and a user-supplied model."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wmr_dynamics import load_model
+from wmr_dynamics.dynamics.force_balance import DynamicsOptions, ForceBalance
+from wmr_dynamics.kinematics import initialize_contact
+from wmr_dynamics.model import G
+from wmr_dynamics.terrain import Plane, gaussian_rough_terrain
+
+
+class SmoothTireModel:
+    """A user's own contact model (eq. 2.71) in plain Python: a smooth, nonlinear tire.
+
+    f_z = kp·softplus(−Δz/ε)·ε − kd v_z ; f_x = −μ f_z tanh(v_x / v0) ; f_y = −μ f_z tanh(v_y / v0)
+    """
+
+    def __init__(self, kp, kd, mu=0.8, v0=0.05, eps=1e-3):
+        self.kp, self.kd, self.mu, self.v0, self.eps = kp, kd, mu, v0, eps
+
+    def evaluate(self, vc, Rw, dz):
+        nw = len(dz)
+        s = -dz / self.eps
+        sp = self.eps * np.logaddexp(0.0, s)  # smooth max(−Δz, 0)
+        dsp = -1.0 / (1.0 + np.exp(-s))  # d sp / d Δz
+        fz = self.kp * sp - self.kd * vc[:, 2]
+        tx, ty = np.tanh(vc[:, 0] / self.v0), np.tanh(vc[:, 1] / self.v0)
+        f = np.stack([-self.mu * fz * tx, -self.mu * fz * ty, fz], axis=1)
+        dv = np.zeros((nw, 3, 3))
+        dv[:, 2, 2] = -self.kd
+        dv[:, 0, 0] = -self.mu * fz * (1 - tx**2) / self.v0
+        dv[:, 1, 1] = -self.mu * fz * (1 - ty**2) / self.v0
+        dv[:, 0, 2] = -self.mu * tx * -self.kd
+        dv[:, 1, 2] = -self.mu * ty * -self.kd
+        ddz = np.zeros((nw, 3))
+        ddz[:, 2] = self.kp * dsp
+        ddz[:, 0] = -self.mu * tx * self.kp * dsp
+        ddz[:, 1] = -self.mu * ty * self.kp * dsp
+        return f, dv, np.zeros((nw, 3)), ddz
+
+
+def tire_for(model):
+    kp = model.total_mass * G / (model.num_wheels * 0.02)
+    return SmoothTireModel(kp, kp / 20)
+
+
+DATA = Path(__file__).parent / "data"
+
+
+# rocker.urdf: its mimic constraint has no model, so it is a rigid row (projected out of e)
+@pytest.mark.parametrize("name", ["zoe", "rocky7", "landtamer", "recbot", str(DATA / "rocker.urdf")])
+def test_force_balance_jacobian_matches_finite_differences(name):
+    model = load_model(name)
+    ground = gaussian_rough_terrain(rms=0.05, corr_len=0.5, seed=3)
+    fb = ForceBalance(model, ground, DynamicsOptions(contact=tire_for(model)))
+    rng = np.random.default_rng(0)
+    q = initialize_contact(model, model.state(xyz=(1.0, 0.0, 1.0), rpy=(0, 0, 0.2)), ground)
+    q[6] -= 0.01
+    qvel = rng.normal(scale=0.2, size=model.num_dof)
+    u = rng.normal(scale=1.0, size=len(model.actuated_joint_names))
+    evaluate, x0, _ = fb.problem(q, qvel, u, 0.04)
+    x = x0 + rng.normal(scale=0.05, size=x0.shape)
+    e, J, _ = evaluate(x)
+    h = 1e-6
+    J_fd = np.stack([(evaluate(x + h * d)[0] - evaluate(x - h * d)[0]) / (2 * h) for d in np.eye(len(x))], axis=1)
+    np.testing.assert_allclose(J, J_fd, rtol=1e-5, atol=1e-6 * np.abs(J_fd).max())
+
+
+def test_user_model_static_equilibrium_on_flat_ground():
+    # Zoë at rest (ideal actuators holding zero wheel rate): normal forces carry the weight, nothing moves.
+    model = load_model("zoe")
+    fb = ForceBalance(model, Plane(), DynamicsOptions(contact=tire_for(model)))
+    q = initialize_contact(model, model.state(xyz=(0, 0, 1.0)), Plane())
+    qvel = np.zeros(model.num_dof)
+    for _ in range(250):  # 10 s at dt 0.04
+        r = fb.step(q, qvel, np.zeros(4), 0.04)
+        q, qvel = r.q, r.qvel
+    assert r.contact_force[:, 2].sum() == pytest.approx(model.total_mass * G, rel=1e-3)
+    assert np.linalg.norm(q[4:6]) < 1e-3 and np.abs(qvel).max() < 1e-3
+    assert r.cost < 1e-6 * model.total_mass * G  # the models are satisfied (eq. 2.77 at its minimum)
