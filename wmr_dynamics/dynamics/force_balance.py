@@ -67,13 +67,15 @@ class DynamicsOptions:
         from wmr_dynamics.contact_models import contact_model_from_config
 
         cfg_c = dict(model.config.get("contact") or {})
-        if contact is not None and contact != cfg_c.get("model"):
-            cfg_c = {"model": contact}
+        if contact is not None and contact != cfg_c.get("model", "linear"):
+            cfg_c = {"model": contact}  # another model: its own defaults (kp from the vehicle's mass)
         cfg_a = dict(model.config.get("actuators") or {"model": "ideal"})
         if actuator is not None:
             cfg_a["model"] = actuator
-        return cls(contact=contact_model_from_config(cfg_c, model),
-                   actuator=actuator_from_config(cfg_a, len(model.actuated_joint_names)), **overrides)
+        act = actuator_from_config(cfg_a, len(model.actuated_joint_names))
+        return cls(contact=contact_model_from_config(cfg_c, model.wheel_radii, model.wheel_widths,
+                                                     mass=model.total_mass, n_wheels=model.num_wheels),
+                   actuator=None if getattr(act, "ideal", False) else act, **overrides)
 
 
 @dataclass
