@@ -106,3 +106,17 @@ def test_sim_accepts_a_bare_urdf_without_yaml(tmp_path):
 def test_sim_bad_input_gives_a_clear_error(tmp_path, args, message):
     r = sim("--terrain", "flat", "--duration", "1", "--out", str(tmp_path), *args)
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_sim_dynamic_mode_reports_forces_slip_and_iterations(tmp_path):
+    r = sim("--vehicle", "zoe", "--terrain", "flat", "--mode", "dynamic", "--contact", "pacejka", "--actuator", "pi",
+            "--speed", "1.0", "--duration", "3", "--dt", "0.04", "--out", str(tmp_path), "--json", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout.strip().splitlines()[-1])
+    assert {"normal_force_min_N", "normal_force_max_N", "slip_ratio", "slip_angle_rad", "mean_iterations",
+            "rolled_over"} <= set(s)
+    weight = 198.0 * 9.81
+    assert len(s["normal_force_min_N"]) == 4 and max(s["normal_force_max_N"]) < weight
+    assert s["rolled_over"] is False and s["mean_iterations"] >= 0
+    assert s["slip_ratio"]["mean"] > 0  # a PI actuator accelerating the rover: driving slip (eq. 2.40)
+    assert 1.0 < s["final_pose"][0] < 3.0  # accelerating from rest towards 1 m/s for 3 s

@@ -114,8 +114,12 @@ def sim_parser() -> argparse.ArgumentParser:
     p.add_argument("--rms", type=float, default=0.05, help="rough terrain RMS height, m (default 0.05)")
     p.add_argument("--corr-len", type=float, default=0.2, help="rough terrain correlation length, m (default 0.2)")
     p.add_argument("--seed", type=int, default=1, help="rough terrain random seed (default 1)")
-    p.add_argument("--mode", default="kinematic", choices=["kinematic", "enhanced"],
-                   help="motion model (dynamic comes with the dynamics module)")
+    p.add_argument("--mode", default="kinematic", choices=["kinematic", "enhanced", "dynamic"],
+                   help="motion model: stabilized-DAE kinematics (§2.2), with body slip (§2.3), or dynamics (§2.4)")
+    p.add_argument("--contact", default=None, choices=["linear", "pacejka", "ishigami", "ding"],
+                   help="dynamic mode: wheel-ground contact model (default: the vehicle YAML's, else linear)")
+    p.add_argument("--actuator", default=None, choices=["ideal", "pi"],
+                   help="dynamic mode: actuator model (default: the vehicle YAML's, else ideal)")
     p.add_argument("--slip", type=float, nargs=6, metavar=("P1", "P2", "P3", "P4", "P5", "P6"),
                    default=(0.0,) * 6, help="enhanced mode: body slip parameters p1..p6 (eqs. 2.48-2.49)")
     p.add_argument("--dt", type=float, default=0.04, help="time step, s (default 0.04)")
@@ -147,8 +151,14 @@ def sim_main(argv: list[str] | None = None) -> int:
     try:
         model = load_model(args.vehicle)
         ground = _terrain(args)
+        dynamics = None
+        if args.mode == "dynamic":
+            from wmr_dynamics.dynamics.force_balance import DynamicsOptions
+
+            dynamics = DynamicsOptions.from_config(model, contact=args.contact, actuator=args.actuator)
         sim = Simulator(model, ground, mode=args.mode, dt=args.dt, integrator=args.integrator,
-                        controller=BodyVelocityController(model, args.controller), slip=SlipParams(tuple(args.slip)))
+                        controller=BodyVelocityController(model, args.controller), slip=SlipParams(tuple(args.slip)),
+                        dynamics=dynamics)
         start = None if args.x is None and args.y is None else (
             args.x if args.x is not None else (model.config.get("initial_pose") or {}).get("xyz", [0, 0])[0],
             args.y if args.y is not None else (model.config.get("initial_pose") or {}).get("xyz", [0, 0])[1])
@@ -177,7 +187,14 @@ def sim_main(argv: list[str] | None = None) -> int:
           f"roll {fp[3]:+.3f} pitch {fp[4]:+.3f} yaw {fp[5]:+.3f} rad")
     print(f"  mean contact-point speed {summary['mean_contact_speed_mps']:.4f} m/s, max |dz| "
           f"{1000 * summary['max_abs_dz_m']:.1f} mm, wheels in contact {100 * summary['contact_fraction']:.1f} % "
-          f"of wheel-steps, min rollover margin {summary['min_rollover_margin_m']:.3f} m")
+          "of wheel-steps" + (f", min rollover margin {summary['min_rollover_margin_m']:.3f} m"
+                              if summary["min_rollover_margin_m"] is not None else ""))
+    if args.mode == "dynamic":
+        fz_min, fz_max = summary["normal_force_min_N"], summary["normal_force_max_N"]
+        print(f"  normal force per wheel min {min(fz_min):.0f} N / max {max(fz_max):.0f} N, slip ratio mean "
+              f"{summary['slip_ratio']['mean']:+.4f}, slip angle mean {summary['slip_angle_rad']['mean']:+.4f} rad, "
+              f"{summary['mean_iterations']:.2f} force-balance iterations per step, "
+              f"rolled over: {'YES' if summary['rolled_over'] else 'no'}")
     print("  wrote " + ", ".join(str(f) for f in files))
     if args.json:
         print(json.dumps(summary))

@@ -113,7 +113,8 @@ class SimResult:
             "mean_contact_speed_mps": float(self.contact_speed[steps].mean()) if self.steps else 0.0,
             "max_abs_dz_m": float(np.abs(self.dz).max()),
             "contact_fraction": float((self.dz[steps] <= CONTACT_TOLERANCE).mean()) if self.steps else 1.0,
-            "min_rollover_margin_m": float(np.nanmin(self.rollover_margin, initial=np.inf)),
+            "min_rollover_margin_m": (float(np.nanmin(self.rollover_margin))
+                                      if np.any(np.isfinite(self.rollover_margin)) else None),
             "steps": self.steps, "sim_time_s": sim_time, "wall_time_s": self.wall_time_s,
             "real_time_factor": sim_time / self.wall_time_s if self.wall_time_s > 0 else float("inf"),
             "rolled_over": self.rolled_over,

@@ -228,7 +228,7 @@ class ForceBalance:
             if nc:
                 df[rows_j] = (-(self.joint_k * dt + self.joint_d)[:, None] * (m.A_joint @ dq)) * soft[:, None]
             if not self.ideal:
-                df[rows_a] = df_act[:, None] * dq[self.act_cols]
+                df[rows_a] = np.atleast_2d(df_act) @ dq[self.act_cols]  # (na, na) ∂f/∂θ̇ (eq. 2.73)
             J = P @ (A_I.T @ dlam - A.T @ df)
             return e, J, (qvel_next, f_c, vc)
 

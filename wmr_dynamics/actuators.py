@@ -1,0 +1,417 @@
+"""Actuator models (thesis eq. 2.73) and joint-constraint models (eq. 2.74) for force-balance optimization.
+
+Force-balance optimization (§2.4.3) needs each model's force *and* its derivative with respect to the
+velocities it solves for.  The models here are evaluated at the candidate joint rates of the *next* time
+step (eq. 2.61 / 2.83), so anything integrated over the step (a PI controller's integral) is a *tentative*
+value until the step is accepted: :meth:`ActuatorModel.evaluate` never changes the model's state, and
+:meth:`ActuatorModel.commit` makes the accepted step's state permanent.
+
+Units: joint rates θ̇ and commands u in rad/s (m/s for prismatic joints), forces in N·m (N), dt in s.
+Arrays run over the actuated joints in ``WmrModel.actuated_joint_names`` order.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from wmr_dynamics._jit import njit
+from wmr_dynamics.errors import ModelError
+
+__all__ = [
+    "ActuatorModel", "IdealActuator", "PIActuator", "SpringDamper", "TorqueSpeedActuator", "actuator_from_config",
+]
+
+
+def _vec(owner: str, name: str, value: Any, n: int | None = None) -> NDArray:
+    try:
+        a = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise ModelError(f"{owner}: {name} must be numeric, got {value!r}") from None
+    if a.ndim != 1:
+        raise ModelError(f"{owner}: {name} must be a number or a 1-D array, got shape {a.shape}")
+    if n is not None and a.size not in (1, n):
+        raise ModelError(f"{owner}: {name} has {a.size} entries, expected {n}")
+    bad = ~np.isfinite(a)
+    if bad.any():
+        raise ModelError(f"{owner}: {name} has NaN or inf at indices {np.argwhere(bad).ravel().tolist()}")
+    return np.ascontiguousarray(a)
+
+
+def _param(owner: str, name: str, value: Any, ok, what: str) -> NDArray:
+    a = _vec(owner, f"parameter '{name}'", value)
+    if not np.all(ok(a)):
+        raise ModelError(f"{owner}: parameter '{name}' must be {what}, got {value!r}")
+    return a
+
+
+def _unbox(a: NDArray) -> float | NDArray:
+    return float(a[0]) if a.size == 1 else a
+
+
+class ActuatorModel(abc.ABC):
+    """``f_act = f(θ_act, θ̇_act, u, ...)`` (thesis eq. 2.73) with its derivative in θ̇.
+
+    Subclass and implement :meth:`evaluate` (and :meth:`commit` / :meth:`reset` if the model has state).
+    A model may couple joints: the derivative is a full (na, na) matrix.
+    """
+
+    name: str = "custom"
+    #: True: the dynamics enforces θ̇ = u exactly instead of calling :meth:`evaluate` (§2.4.4)
+    ideal: bool = False
+
+    @abc.abstractmethod
+    def evaluate(self, theta: ArrayLike, theta_dot: ArrayLike, u: ArrayLike, dt: float) -> tuple[NDArray, NDArray]:
+        """Actuator forces at the candidate next-step joint rates.
+
+        Args:
+            theta: (na,) actuated joint displacements, rad or m.
+            theta_dot: (na,) actuated joint rates, rad/s or m/s.
+            u: (na,) commanded joint rates, same units.
+            dt: time step, s (> 0).
+
+        Returns:
+            ``(f, df_dthetadot)``: (na,) forces/torques exerted by the actuators (positive drives the joint in
+            its positive direction), N or N·m; (na, na) ``∂f_i/∂θ̇_j``.
+        """
+
+    def commit(self, theta: ArrayLike | None = None, theta_dot: ArrayLike | None = None, u: ArrayLike | None = None,
+               dt: float | None = None) -> None:
+        """Accept a time step (no-op for stateless models); see :class:`PIActuator`."""
+        return
+
+    def reset(self) -> None:
+        """Forget internal state (no-op for stateless models)."""
+        return
+
+    def _check(self, theta_dot: ArrayLike, u: ArrayLike, dt: float) -> tuple[NDArray, NDArray, float]:
+        td = _vec(f"{self.name} actuator", "theta_dot", theta_dot)
+        uu = _vec(f"{self.name} actuator", "u", u, td.size)
+        if uu.size != td.size:
+            uu = np.full(td.size, uu[0])
+        if not (isinstance(dt, (int, float, np.floating)) and math.isfinite(dt) and dt > 0):
+            raise ModelError(f"{self.name} actuator: dt must be a positive number of seconds, got {dt!r}")
+        return td, uu, float(dt)
+
+
+class IdealActuator(ActuatorModel):
+    """Ideal actuators (thesis §2.4.4, as Open Dynamics Engine's motors): any force needed to make θ̇ = u.
+
+    There is no force law: the dynamics removes the actuated rates from the force-balance inputs, sets them
+    to the commands and drops the actuator rows from the cost.  :meth:`evaluate` therefore raises
+    :class:`ModelError`; check :attr:`ideal` first.  The actual actuator forces are the constraint forces λ.
+    """
+
+    name = "ideal"
+    ideal = True
+
+    def evaluate(self, theta, theta_dot, u, dt):
+        raise ModelError("ideal actuator: there is no force model to evaluate; the dynamics enforces θ̇ = u "
+                         "(thesis §2.4.4) — test `actuator.ideal` before calling evaluate()")
+
+    def __repr__(self) -> str:
+        return "IdealActuator()"
+
+
+@njit
+def _pi_kernel(theta_dot: NDArray, u: NDArray, dt: float, integral: NDArray, kp: NDArray, ki: NDArray,
+               limit: NDArray, smooth: bool, f: NDArray, df: NDArray, trial: NDArray) -> None:
+    """PI law with the integral advanced by this step; ``f``, ``df`` (diagonal), ``trial`` (tentative integral)."""
+    n = theta_dot.shape[0]
+    for i in range(n):
+        a = kp[0] if kp.shape[0] == 1 else kp[i]
+        b = ki[0] if ki.shape[0] == 1 else ki[i]
+        L = limit[0] if limit.shape[0] == 1 else limit[i]
+        e = u[i] - theta_dot[i]
+        trial[i] = integral[i] + e * dt
+        fu = a * e + b * trial[i]
+        dfu = -(a + b * dt)
+        if L > 0.0 and smooth:
+            t = math.tanh(fu / L)
+            f[i] = L * t
+            df[i] = (1.0 - t * t) * dfu
+        elif L > 0.0 and (fu > L or fu < -L):
+            f[i] = L if fu > 0.0 else -L
+            df[i] = 0.0
+        else:
+            f[i] = fu
+            df[i] = dfu
+
+
+class PIActuator(ActuatorModel):
+    """Proportional–integral rate controller: ``f = kp (u − θ̇) + ki ∫(u − θ̇) dt``, optionally torque-limited.
+
+    The integral used by :meth:`evaluate` is the committed one advanced by this step,
+    ``I + (u − θ̇)·dt`` (θ̇ being the candidate next-step rate), so ``∂f/∂θ̇ = −(kp + ki·dt)``.  The integral
+    changes only in :meth:`commit`: with no arguments it accepts the tentative integral of the latest
+    :meth:`evaluate` call; with ``theta_dot, u, dt`` it advances by those.
+
+    Torque limit ``torque_limit`` (eq. 2.72, ODE's ``dParamFMax``), per joint or shared:
+
+    * ``saturation="clip"`` (default): ``f = clip(f_u, −L, L)``; the derivative is ``−(kp + ki·dt)`` inside and
+      exactly 0 once ``|f_u| > L`` (one-sided at ``|f_u| = L``).
+    * ``saturation="tanh"``: ``f = L·tanh(f_u/L)``, smooth, derivative ``(1 − tanh²)·∂f_u/∂θ̇``.
+
+    With a limit, :meth:`commit` clamps the integral to ``|ki·I| <= L`` (anti-windup).
+
+    Args:
+        kp: N·m per rad/s (>= 0), a number or one per joint.  ki: N·m per rad (>= 0).
+        torque_limit: N·m (> 0) or None for no limit.  n: number of actuated joints (else taken from the first
+            call).
+    """
+
+    name = "pi"
+
+    def __init__(self, kp, ki=0.0, torque_limit=None, saturation: str = "clip", n: int | None = None) -> None:
+        owner = "pi actuator"
+        self.kp = _param(owner, "kp", kp, lambda a: a >= 0, ">= 0")
+        self.ki = _param(owner, "ki", ki, lambda a: a >= 0, ">= 0")
+        self.torque_limit = None if torque_limit is None else _param(owner, "torque_limit", torque_limit,
+                                                                     lambda a: a > 0, "> 0 (N·m)")
+        if saturation not in ("clip", "tanh"):
+            raise ModelError(f"{owner}: parameter 'saturation' must be 'clip' or 'tanh', got {saturation!r}")
+        self.saturation = saturation
+        self._limit = np.zeros(1) if self.torque_limit is None else self.torque_limit
+        sizes = {a.size for a in (self.kp, self.ki, self._limit) if a.size > 1}
+        if len(sizes) > 1:
+            raise ModelError(f"{owner}: per-joint parameters have different lengths {sorted(sizes)}")
+        if n is None and sizes:
+            n = sizes.pop()
+        self.integral: NDArray | None = None if n is None else np.zeros(int(n))
+        self._trial: NDArray | None = None
+
+    def _state(self, n: int) -> NDArray:
+        if self.integral is None:
+            self.integral = np.zeros(n)
+        if self.integral.size != n:
+            raise ModelError(f"pi actuator: called with {n} joints, configured for {self.integral.size}")
+        for a, name in ((self.kp, "kp"), (self.ki, "ki"), (self._limit, "torque_limit")):
+            if a.size not in (1, n):
+                raise ModelError(f"pi actuator: parameter '{name}' has {a.size} entries for {n} joints")
+        return self.integral
+
+    def evaluate(self, theta, theta_dot, u, dt):
+        td, uu, dt = self._check(theta_dot, u, dt)
+        n = td.size
+        integral = self._state(n)
+        f, d, trial = np.empty(n), np.empty(n), np.empty(n)
+        _pi_kernel(td, uu, dt, integral, self.kp, self.ki, self._limit, self.saturation == "tanh", f, d, trial)
+        self._trial = trial
+        return f, np.diag(d)
+
+    def commit(self, theta=None, theta_dot=None, u=None, dt=None) -> None:
+        """Accept the step: integral ← tentative integral (latest evaluate, or the one given by the arguments)."""
+        if theta_dot is not None or u is not None or dt is not None:
+            if theta_dot is None or u is None or dt is None:
+                raise ModelError("pi actuator: commit() needs all of theta_dot, u and dt, or none of them")
+            self.evaluate(theta, theta_dot, u, dt)
+        if self._trial is None:
+            raise ModelError("pi actuator: commit() before any evaluate(): nothing to accept")
+        new = self._trial.copy()
+        if self.torque_limit is not None:
+            with np.errstate(divide="ignore"):
+                cap = np.where(self.ki > 0, self._limit / np.where(self.ki > 0, self.ki, 1.0), np.inf)
+            new = np.clip(new, -cap, cap)
+        self.integral = new
+        self._trial = None
+
+    def reset(self) -> None:
+        if self.integral is not None:
+            self.integral = np.zeros_like(self.integral)
+        self._trial = None
+
+    def __repr__(self) -> str:
+        lim = None if self.torque_limit is None else _unbox(self.torque_limit)
+        return (f"PIActuator(kp={_unbox(self.kp)}, ki={_unbox(self.ki)}, torque_limit={lim}, "
+                f"saturation={self.saturation!r})")
+
+
+@njit
+def _torque_speed_kernel(theta_dot: NDArray, u: NDArray, stall: NDArray, w0: NDArray, gain: NDArray,
+                         limit: NDArray, f: NDArray, df: NDArray) -> None:
+    for i in range(theta_dot.shape[0]):
+        T = stall[0] if stall.shape[0] == 1 else stall[i]
+        W = w0[0] if w0.shape[0] == 1 else w0[i]
+        g = gain[0] if gain.shape[0] == 1 else gain[i]
+        L = limit[0] if limit.shape[0] == 1 else limit[i]
+        volt = (u[i] + g * (u[i] - theta_dot[i])) / W  # commanded voltage / max voltage
+        dvolt = -g / W
+        if volt > 1.0:
+            volt, dvolt = 1.0, 0.0
+        elif volt < -1.0:
+            volt, dvolt = -1.0, 0.0
+        fi = T * (volt - theta_dot[i] / W)  # DC motor: τ = stall (V/V_max − θ̇/ω0)
+        dfi = T * (dvolt - 1.0 / W)
+        if fi > L:
+            fi, dfi = L, 0.0
+        elif fi < -L:
+            fi, dfi = -L, 0.0
+        f[i] = fi
+        df[i] = dfi
+
+
+class TorqueSpeedActuator(ActuatorModel):
+    """A voltage-limited DC motor with a rate controller: the torque–speed line ``τ = stall·(V/V_max − θ̇/ω0)``.
+
+    The controller sets the voltage that holds the commanded rate at no load, plus rate feedback,
+    ``V/V_max = clip((u + gain·(u − θ̇))/ω0, −1, 1)``.  Unsaturated, ``f = stall·(1 + gain)·(u − θ̇)/ω0``;
+    at full voltage the torque follows the motor line toward the command, ``f = ±stall − stall·θ̇/ω0``
+    (stall torque at rest, zero at the no-load speed).  The torque is capped at ``|f| <= torque_limit``
+    (default: the stall torque, i.e. a current limit; braking against the motion would otherwise exceed it).
+
+    Derivative ``∂f/∂θ̇``: ``−stall·(1 + gain)/ω0`` unsaturated, ``−stall/ω0`` at full voltage, 0 when capped
+    (one-sided at the switches).
+
+    Args:
+        stall_torque: N·m (> 0).  no_load_speed: rad/s (> 0).  gain: dimensionless rate feedback (>= 0,
+        default 0).  torque_limit: N·m (> 0), default ``stall_torque``.  Numbers or one per joint.
+    """
+
+    name = "torque_speed"
+
+    def __init__(self, stall_torque, no_load_speed, gain=0.0, torque_limit=None) -> None:
+        owner = "torque_speed actuator"
+        self.stall_torque = _param(owner, "stall_torque", stall_torque, lambda a: a > 0, "> 0 (N·m)")
+        self.no_load_speed = _param(owner, "no_load_speed", no_load_speed, lambda a: a > 0, "> 0 (rad/s)")
+        self.gain = _param(owner, "gain", gain, lambda a: a >= 0, ">= 0")
+        self.torque_limit = self.stall_torque if torque_limit is None else _param(
+            owner, "torque_limit", torque_limit, lambda a: a > 0, "> 0 (N·m)")
+
+    def evaluate(self, theta, theta_dot, u, dt):
+        td, uu, _ = self._check(theta_dot, u, dt)
+        n = td.size
+        for a, name in ((self.stall_torque, "stall_torque"), (self.no_load_speed, "no_load_speed"),
+                        (self.gain, "gain"), (self.torque_limit, "torque_limit")):
+            if a.size not in (1, n):
+                raise ModelError(f"torque_speed actuator: parameter '{name}' has {a.size} entries for {n} joints")
+        f, d = np.empty(n), np.empty(n)
+        _torque_speed_kernel(td, uu, self.stall_torque, self.no_load_speed, self.gain, self.torque_limit, f, d)
+        return f, np.diag(d)
+
+    def __repr__(self) -> str:
+        return (f"TorqueSpeedActuator(stall_torque={_unbox(self.stall_torque)}, "
+                f"no_load_speed={_unbox(self.no_load_speed)}, gain={_unbox(self.gain)}, "
+                f"torque_limit={_unbox(self.torque_limit)})")
+
+
+@njit
+def _spring_damper_kernel(c: NDArray, c_dot: NDArray, k: NDArray, d: NDArray, rest: NDArray, f: NDArray,
+                          df_dc: NDArray, df_dcdot: NDArray) -> None:
+    for i in range(c.shape[0]):
+        ki = k[0] if k.shape[0] == 1 else k[i]
+        di = d[0] if d.shape[0] == 1 else d[i]
+        ri = rest[0] if rest.shape[0] == 1 else rest[i]
+        f[i] = -ki * (c[i] - ri) - di * c_dot[i]
+        df_dc[i] = -ki
+        df_dcdot[i] = -di
+
+
+class SpringDamper:
+    """Joint-constraint model (thesis eq. 2.74): ``f = −stiffness·(c − rest) − damping·ċ``.
+
+    ``c`` is a holonomic constraint residual (eq. 2.25: ``c = A_joint θ − b``; or a joint displacement for a
+    suspension spring) and ``ċ`` its rate; ``f`` is the generalized force along the constraint (N or N·m per
+    unit of c).  In force-balance optimization the next-step residual is ``c + ċ·dt`` (§2.4.3), so the total
+    derivative in ``ċ`` is ``df_dc·dt + df_dcdot``.
+
+    Args:
+        stiffness: (>= 0), damping: (>= 0), rest: residual at which the spring is relaxed; numbers or one per
+        constraint.
+    """
+
+    name = "spring_damper"
+
+    def __init__(self, stiffness, damping, rest=0.0) -> None:
+        owner = "spring_damper model"
+        self.stiffness = _param(owner, "stiffness", stiffness, lambda a: a >= 0, ">= 0")
+        self.damping = _param(owner, "damping", damping, lambda a: a >= 0, ">= 0")
+        self.rest = _param(owner, "rest", rest, lambda a: np.ones(a.shape, bool), "finite")
+
+    @classmethod
+    def from_constraints(cls, constraints, default_stiffness=None, default_damping=None) -> SpringDamper:
+        """One spring–damper per :class:`~wmr_dynamics.model.JointConstraint` (their stiffness and damping)."""
+        k, d = [], []
+        for con in constraints:
+            ks = con.stiffness if con.stiffness is not None else default_stiffness
+            ds = con.damping if con.damping is not None else default_damping
+            if ks is None or ds is None:
+                raise ModelError(f"spring_damper model: joint constraint '{con.name}' has no stiffness/damping and "
+                                 "no default was given")
+            k.append(ks)
+            d.append(ds)
+        return cls(np.array(k, dtype=float), np.array(d, dtype=float))
+
+    def evaluate(self, c: ArrayLike, c_dot: ArrayLike) -> tuple[NDArray, NDArray, NDArray]:
+        """``(f, df_dc, df_dcdot)``, each (nc,) — the model is diagonal."""
+        owner = "spring_damper model"
+        cc = _vec(owner, "c", c)
+        cd = _vec(owner, "c_dot", c_dot, cc.size)
+        if cd.size != cc.size:
+            raise ModelError(f"{owner}: c_dot has {cd.size} entries, c has {cc.size}")
+        n = cc.size
+        for a, name in ((self.stiffness, "stiffness"), (self.damping, "damping"), (self.rest, "rest")):
+            if a.size not in (1, n):
+                raise ModelError(f"{owner}: parameter '{name}' has {a.size} entries for {n} constraints")
+        f, dc, dcd = np.empty(n), np.empty(n), np.empty(n)
+        _spring_damper_kernel(cc, cd, self.stiffness, self.damping, self.rest, f, dc, dcd)
+        return f, dc, dcd
+
+    def __repr__(self) -> str:
+        return (f"SpringDamper(stiffness={_unbox(self.stiffness)}, damping={_unbox(self.damping)}, "
+                f"rest={_unbox(self.rest)})")
+
+
+_ACTUATOR_KEYS = {
+    "pi": (PIActuator, {"kp", "ki", "torque_limit", "saturation"}),
+    "torque_speed": (TorqueSpeedActuator, {"stall_torque", "no_load_speed", "gain", "torque_limit"}),
+}
+
+
+def actuator_from_config(cfg: dict | None, n_actuated: int) -> ActuatorModel:
+    """The actuator model of a vehicle YAML's ``actuators:`` block (docs/vehicle_yaml.md).
+
+    ``{model: ideal}`` (the default, also for ``cfg=None``), ``{model: pi, pi: {kp, ki, torque_limit,
+    saturation}}`` or ``{model: torque_speed, torque_speed: {stall_torque, no_load_speed, gain,
+    torque_limit}}``.  Sub-blocks of the models not selected are allowed (a YAML may keep ``pi:`` settings
+    while running ideal actuators).  ``n_actuated`` sizes the model's state and checks per-joint lists.
+    """
+    if not isinstance(n_actuated, (int, np.integer)) or n_actuated < 0:
+        raise ModelError(f"actuators: n_actuated must be a non-negative integer, got {n_actuated!r}")
+    if not cfg:
+        return IdealActuator()
+    if not isinstance(cfg, dict):
+        raise ModelError(f"actuators: must be a mapping {{model: ideal|pi|torque_speed, ...}}, got {cfg!r}")
+    valid = ["ideal", *_ACTUATOR_KEYS]
+    extra = sorted(set(cfg) - {"model", *_ACTUATOR_KEYS})
+    if extra:
+        raise ModelError(f"actuators: unknown key(s) {extra}; allowed: model, {', '.join(_ACTUATOR_KEYS)}")
+    model = cfg.get("model", "ideal")
+    for key in _ACTUATOR_KEYS:
+        if key in cfg and not isinstance(cfg[key], dict):
+            raise ModelError(f"actuators: '{key}' must be a mapping of parameters, got {cfg[key]!r}")
+    if model == "ideal":
+        return IdealActuator()
+    if model not in _ACTUATOR_KEYS:
+        raise ModelError(f"actuators: unknown model {model!r}; valid models: {', '.join(valid)}")
+    cls, keys = _ACTUATOR_KEYS[model]
+    params = dict(cfg.get(model) or {})
+    unknown = sorted(set(params) - keys)
+    if unknown:
+        raise ModelError(f"actuators: {model}: unknown parameter(s) {unknown}; valid: {', '.join(sorted(keys))}")
+    try:
+        act = cls(**params)
+    except TypeError as e:
+        raise ModelError(f"actuators: {model}: {e}") from None
+    except ModelError as e:
+        raise ModelError(f"actuators: {e}") from None
+    for name in ("kp", "ki", "torque_limit", "stall_torque", "no_load_speed", "gain"):
+        a = getattr(act, name, None)
+        if isinstance(a, np.ndarray) and a.size not in (1, n_actuated):
+            raise ModelError(f"actuators: {model}: '{name}' has {a.size} entries for {n_actuated} actuated joints")
+    if isinstance(act, PIActuator):
+        act.integral = np.zeros(n_actuated)
+    return act
