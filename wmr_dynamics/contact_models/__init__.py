@@ -79,8 +79,9 @@ def contact_model_from_config(cfg: dict | None, wheel_radius: ArrayLike, wheel_w
         wheel_radius, wheel_width: m, a number or one per wheel; passed to the terramechanics models unless
             ``params`` sets ``radius`` / ``width``.
         mass: total vehicle mass, kg.  With it, a linear or Pacejka block without ``kp`` gets VEHICLES.md's
-            ``kp = mass·g/(n_wheels·|dz_target|)``, and a Ding block without ``mean_wheel_load`` gets
-            ``mass·g/n_wheels``.
+            ``kp = mass·g/(n_wheels·|dz_target|)`` (and ``kd = kp/20``), an Ishigami or Ding block without ``kd``
+            the same normal damping ``mass·g/(n_wheels·0.02)/20`` (as the thesis author's code), and a Ding
+            block without ``mean_wheel_load`` gets ``mass·g/n_wheels``.
         n_wheels: default: the length of ``wheel_radius``.
         lug_height: for the Ding model, unless ``params`` sets it.
     """
@@ -103,6 +104,8 @@ def contact_model_from_config(cfg: dict | None, wheel_radius: ArrayLike, wheel_w
     if name in ("ishigami", "ding"):
         params.setdefault("radius", wheel_radius)
         params.setdefault("width", wheel_width)
+    if name in ("ishigami", "ding") and mass is not None:  # the thesis author's damping, Kp/20 of "uniform"
+        params.setdefault("kd", mass * G / (nw * 0.02) / 20.0)
     if name == "ding":
         if lug_height is not None:
             params.setdefault("lug_height", lug_height)

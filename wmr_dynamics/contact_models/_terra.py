@@ -30,6 +30,7 @@ MODEL, NQ, KD, VEPS, BEPS, SLO, SHI, HMAX, KWALL, RHO, LUT_OFF, LUT_NS, LUT_NB, 
 HDR = 15
 ISHIGAMI, DING = 0.0, 1.0
 CSTEP = 1e-30  # complex-step size
+S_EPS = 0.01  # slip ratio below which Ding's |s| is rounded (s·tanh(s/S_EPS))
 H_MIN = 1e-10  # m: shallower contact carries no force (avoids θ = 0 divisions; the force there is ~1e-15 N)
 
 
@@ -120,7 +121,8 @@ def _ding_slip_function(s: complex, beta: complex, h: complex, q: NDArray, xg: N
     Wbar, Xc, gam = q[HDR + 15], q[HDR + 16], q[HDR + 17]
     th1 = cmath.acos(1.0 - h / Rj)  # θ'_1 = acos((r − z)/R_j) with h the sinkage of the R_j circle
     thm = 0.5 * th1  # "θ_m simplified as a half of θ_1"; θ_2 = 0
-    N = n0 + n1 * s
+    sa = s * cmath.tanh(s / S_EPS)  # |s|, smooth at 0: the driving-slip fit applied to skid by symmetry
+    N = n0 + n1 * sa
     c1, s1 = cmath.cos(th1), cmath.sin(th1)
     cm, sm = cmath.cos(thm), cmath.sin(thm)
     sigm = Ks * cmath.exp(N * math.log(r)) * _cpow(cm - c1, N)
@@ -140,7 +142,7 @@ def _ding_slip_function(s: complex, beta: complex, h: complex, q: NDArray, xg: N
         comp = -1.0 + 0j
     t = tphi / (r * A)
     MR = rs * rs * C * D * (b * c + (1.0 + cM * comp) * FN * t) / (1.0 + rs * B * D * t)
-    FDP = (MR * (A * A + B * B) / (rs * A * C) - B * FN / A) * (1.0 + cP1 + cP2 * s) * (1.0 + cP3 * comp)
+    FDP = (MR * (A * A + B * B) / (rs * A * C) - B * FN / A) * (1.0 + cP1 + cP2 * sa) * (1.0 + cP3 * comp)
     # side force, eqs. 17–19, over the same triangular normal stress
     D1, D2 = _bulldoze_coeffs(phi, Xc)
     tb = cmath.tan(beta)
@@ -179,8 +181,10 @@ def slip_function(model: float, s: complex, beta: complex, h: complex, q: NDArra
 def _slip_map(vx: float, vy: float, rw: float, q: NDArray) -> tuple:
     """Slip ratio, slip angle and their derivatives w.r.t. v_x, v_y, Rω (mirrored for Rω < 0).
 
-    Ishigami (C.19): ``s = −v_x/Rω``; Ding: ``s = 1 − V_x/(r_s ω) = 1 − V_x/(ρ Rω)``.  ``|Rω|`` and
-    ``|V_x|`` are regularized as ``sqrt(x² + v_eps²)``; s is clipped to [s_lo, s_hi].
+    Ishigami (C.19): ``s = −v_x/Rω``.  Ding (Wong's slip and skid, with the shearing radius r_s = ρ·R):
+    ``s = 1 − V_x/(r_s ω)`` while ``V_x <= r_s ω`` (driving), ``s = r_s ω/V_x − 1`` beyond (skid, in
+    (−1, 0]); the two branches meet with equal slope at s = 0.  ``|Rω|`` and ``|V_x|`` are regularized as
+    ``sqrt(x² + v_eps²)``; s is clipped to [s_lo, s_hi].
     ``β = atan(v_y/|V_x|)`` (C.20, with the sign of V_x taken out so that f_y opposes v_y).
     """
     eps, rho = q[VEPS], q[RHO]
@@ -189,9 +193,15 @@ def _slip_map(vx: float, vy: float, rw: float, q: NDArray) -> tuple:
     W3 = W * W * W
     Vx = vx + rw
     if q[MODEL] == DING:
-        s = 1.0 - sg * Vx / (rho * W)
-        ds_dvx = -sg / (rho * W)
-        ds_dRw = -sg / (rho * W) + sg * Vx * rw / (rho * W3)
+        V = sg * Vx  # wheel-centre speed in the mirrored (driving forwards) frame
+        if V <= rho * W:  # driving
+            s = 1.0 - V / (rho * W)
+            ds_dvx = -sg / (rho * W)
+            ds_dRw = -sg / (rho * W) + V * rw / (rho * W3)
+        else:  # skid
+            s = rho * W / V - 1.0
+            ds_dvx = -rho * W / (V * V) * sg
+            ds_dRw = ds_dvx + rho * rw / (W * V)
     else:
         s = -sg * vx / W
         ds_dvx = -sg / W

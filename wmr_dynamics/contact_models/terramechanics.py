@@ -159,7 +159,9 @@ class IshigamiContact(_TerraContact):
         lam: wheel sinkage ratio λ of C.22 (Table C.2 gives 0.9–1.1; default 1).
         kx0, kx1, ky0, ky1: shear deformation moduli ``k_x = kx0 + kx1·|β|``, ``k_y = ky0 + ky1·|β|``, m,
             β in rad (Table C.2: 0.036 + 0.043β, 0.013 + 0.020β).
-        kd: normal damping, N·s/m (default 0).  g: gravity for the soil's unit weight, m/s².
+        kd: normal damping, N·s/m (default 0; :func:`contact_model_from_config` gives the "uniform" model's
+            ``m·g/(n·0.02)/20``, as the thesis author's code — without damping a vehicle bounces on the soil).
+            g: gravity for the soil's unit weight, m/s².
         v_eps, beta_eps: regularizations (m/s, rad).  slip_limits: (lo, hi) within [−1, 1].
         max_sinkage: m, default radius/2.  n_quad: quadrature nodes per region (default 8).
         lookup_table, lut_shape: see above (default 41 × 49 × 41).
@@ -218,12 +220,19 @@ class DingContact(_TerraContact):
     Eq. 16 is the Wong–Reece integral with the normal and shear stresses replaced by triangles peaking at
     ``θ_m = θ_1/2`` (θ_2 = 0), integrated in closed form (Ding et al.'s ref. [15]):
 
-    * ``σ_m = K_s r^N (cos θ_m − cos θ_1)^N``, ``N = n0 + n1·s`` (slip-sinkage),
+    * ``σ_m = K_s r^N (cos θ_m − cos θ_1)^N``, ``N = n0 + n1·|s|`` (slip-sinkage),
       ``τ_m = (c + σ_m tan φ)·D``, ``D = 1 − exp(−j_m/K)``, ``j_m = r_s[(θ_1 − θ_m) − (1 − s)(sin θ_1 − sin θ_m)]``,
     * ``A = (cos θ_m − cos θ_2)/(θ_m − θ_2) + (cos θ_m − cos θ_1)/(θ_1 − θ_m)``,
       ``B = (sin θ_m − sin θ_2)/(θ_m − θ_2) + (sin θ_m − sin θ_1)/(θ_1 − θ_m)``, ``C = (θ_1 − θ_2)/2``,
     * ``F_N = r b A σ_m + r_s b B τ_m``; ``M_R`` and ``F_DP`` as printed in eq. 16, with the slip factor
-      ``(1 + c_P1 + c_P2 s)`` and the normal-force compensation ``(W̄ − F_N)/W̄`` (c_P3, c_M).
+      ``(1 + c_P1 + c_P2 |s|)`` and the normal-force compensation ``(W̄ − F_N)/W̄`` (c_P3, c_M), the latter
+      limited to [−1, 1] (F_N within [0, 2 W̄]) beyond which the linear fit would change the sign of M_R.
+
+    Ding's fit is for driving (s >= 0); skid (s < 0) uses the same fit in ``|s|`` (rounded as
+    ``s·tanh(s/0.01)`` so that it stays smooth at s = 0), and the slip ratio follows Wong's convention,
+    ``s = 1 − V_x/(r_s ω)`` driving, ``s = r_s ω/V_x − 1`` skidding, so it stays within [−1, 1] and a
+    locked wheel (s = −1) sinks like a spinning one (s = +1) — without this the normal force would jump
+    thirty-fold as ω changes sign at standstill.
 
     (A, B, D and τ_m are not defined in the paper's text; these are the definitions for which eq. 16 is an
     identity when the compensations are off — ``F_DP = r_s b A τ_m − r b B σ_m``, ``M_R = r_s² b C τ_m`` —
@@ -232,9 +241,8 @@ class DingContact(_TerraContact):
     Lugs (height ``lug_height``): ``R_j = r + lug_deform_coeff·lug_height`` is the radius at which the soil
     starts to deform, ``r_s = r + lug_shear_coeff·lug_height`` the shearing radius.  The sinkage ``h = −Δz`` is
     taken as that of the R_j circle, ``θ'_1 = acos(1 − h/R_j)`` (Ding's ``acos((r − z)/R_j)`` with rim sinkage
-    ``z = h + R_j − r``), so give the collision model the radius R_j; Rω is taken as ``R_j·ω``, and the slip
-    ratio is Ding's ``s = 1 − V_x/(r_s ω)``.  With ``lug_height = 0`` everything reduces to a smooth wheel and
-    ``s = −v_x/(Rω)`` (C.19).
+    ``z = h + R_j − r``), so give the collision model the radius R_j; Rω is taken as ``R_j·ω``.  With
+    ``lug_height = 0`` everything reduces to a smooth wheel and, driving, ``s = −v_x/(Rω)`` (C.19).
 
     Side force (eqs. 17–19): ``F_S = r b ∫ τ_y dθ + ∫ R_b (R_j − h(θ) cos θ) dθ`` over [0, θ_1], with the same
     triangular σ, ``τ_y = (c + σ tan φ)(1 − exp(−r(1 − s)(θ_1 − θ) tan β / k_y))`` (the paper prints
@@ -253,8 +261,7 @@ class DingContact(_TerraContact):
             compensation off.
         rho_d: soil density for the bulldozing term, kg/m³ (1.6e3: the paper gives none; Table C.2's value).
         kd, g, v_eps, beta_eps, max_sinkage, n_quad: as for :class:`IshigamiContact`.
-        slip_limits: default (−0.5, 1): the fit covers driving slip; below −0.5 the slip-sinkage exponent
-            ``n0 + n1 s`` would approach zero.
+        slip_limits: default (−1, 1).
     """
 
     name = "ding"
@@ -263,7 +270,7 @@ class DingContact(_TerraContact):
     def __init__(self, radius, width, *, lug_height=0.0, lug_deform_coeff=0.5, lug_shear_coeff=0.5,
                  preset: str = "flat", K_s=1.796e6, c=24.5, phi=PHI_TOYOURA, kx=0.01045, ky=0.019, n0=None,
                  n1=None, c_p1=None, c_p2=None, c_p3=None, c_m=None, mean_wheel_load=None, rho_d=1.6e3, kd=0.0,
-                 g=G, v_eps=1e-3, beta_eps=1e-2, slip_limits=(-0.5, 1.0), max_sinkage=None, n_quad=8) -> None:
+                 g=G, v_eps=1e-3, beta_eps=1e-2, slip_limits=(-1.0, 1.0), max_sinkage=None, n_quad=8) -> None:
         m = self.name
         if preset not in DING_TOYOURA:
             raise ModelError(f"{m} contact model: parameter 'preset' must be one of {sorted(DING_TOYOURA)}, "
@@ -292,10 +299,6 @@ class DingContact(_TerraContact):
                 ("c_p3", per_wheel(m, "c_p3", fit["c_p3"])), ("c_m", per_wheel(m, "c_m", fit["c_m"])),
                 ("mean_wheel_load", W), ("X_c", np.pi / 4 - phi_a / 2),
                 ("gamma", per_wheel(m, "rho_d", rho_d, nonnegative, ">= 0 (kg/m³)") * float(g))]
-        lo, _ = self._slip_limits(slip_limits)
-        if np.any(cols[9][1] + cols[10][1] * lo <= 0):
-            raise ModelError(f"{m} contact model: parameters 'n0', 'n1' give a sinkage exponent N = n0 + n1 s <= 0 "
-                             f"at the lower slip limit {lo}")
         self._build(cols, radius=Rj, kd=kd, v_eps=v_eps, beta_eps=beta_eps, slip_limits=slip_limits,
                     max_sinkage=max_sinkage, n_quad=n_quad, rho=rs / Rj, lookup_table=False, lut_shape=None)
         self.preset = preset
