@@ -499,7 +499,12 @@ def test_yaml_constraints_and_their_models(name):
     for c in cons:  # each with its eq. 2.74 spring-damper model
         assert list(c["coeffs"].values()) == [1.0] and c.get("value", 0.0) == 0.0
         assert c["stiffness"] > 0 and c["damping"] > 0
-    assert not cfg.get("joint_springs")
+    springs = cfg.get("joint_springs") or {}
+    if name == "pvc_tricycle":  # a light centring spring on the passive camber joints (dynamics only)
+        assert set(springs) == {"pvc2_joint", "pvc3_joint"}
+        assert all(s["stiffness"] > 0 and s["rest"] == 0.0 for s in springs.values())
+    else:
+        assert not springs
     models = cfg.get("constraint_models") or {}
     if name == "rocky7":  # VEHICLES.md: the rocker differential as Kp 2250, Kd = Kp/20 on q(D1) + q(D2)
         assert models == {"mimic_D2_joint": {"stiffness": 2250.0, "damping": 112.5}}

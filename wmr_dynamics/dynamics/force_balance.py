@@ -2,10 +2,11 @@
 
 One time step at (q, q̇'[i]):
 
-1. M (CRBA, Alg. 3), c (RNEA, Alg. 4, or the fused-body approximation eq. 2.89), τ (passive joint springs);
-2. A = [A_wheel; A_act; A_joint] (eq. 2.55); a linearly independent subset ``indep`` by QR with column
-   pivoting (eqs. 2.66–2.68).  "Rigid" rows — ideal actuators (§2.4.4) and joint constraints without a
-   model — are always kept and are not optimized; the others are tested after projecting them out;
+1. M (CRBA, Alg. 3), c (RNEA, Alg. 4, or the fused-body approximation eq. 2.89);
+2. A = [A_wheel; A_act; A_joint] (eq. 2.55; A_joint also holds a unit row per joint spring); a linearly
+   independent subset ``indep`` by QR with column pivoting (eqs. 2.66–2.68).  "Rigid" rows — ideal
+   actuators (§2.4.4) and joint constraints without a model — are always kept and are not optimized; the
+   others are tested after projecting them out;
 3. force balance: find the velocities x = v(input) (eq. 2.75) at which the constraint forces λ (eqs.
    2.79–2.81) equal the model forces — contact (eq. 2.71), actuator (2.73), joint (2.74) — evaluated at the
    next step's velocities (eq. 2.83): minimize ‖e‖², e = A_Iᵀλ − Aᵀ f_model (eqs. 2.76–2.78), projected
@@ -30,7 +31,7 @@ from wmr_dynamics.dynamics.line_search import strong_wolfe
 from wmr_dynamics.dynamics.rigid_body import _crba, _plucker_all, _rnea
 from wmr_dynamics.errors import ModelError
 from wmr_dynamics.kinematics.fk import _forward_kinematics
-from wmr_dynamics.kinematics.jacobians import joint_constraint_residual, wheel_jacobians
+from wmr_dynamics.kinematics.jacobians import wheel_jacobians
 from wmr_dynamics.kinematics.state import euler_step
 from wmr_dynamics.model import G, WmrModel
 from wmr_dynamics.terrain import Terrain
@@ -110,16 +111,21 @@ class ForceBalance:
         m = model
         self.act_cols = np.flatnonzero(m.actuated) + 5
         self.wheel_cols = m.wheel_frame + 5
-        nc = m.num_joint_constraints
-        k = np.array([c.stiffness if c.stiffness is not None else np.nan for c in m.joint_constraints])
-        d = np.array([c.damping if c.damping is not None else 0.0 for c in m.joint_constraints])
-        self.joint_rigid = np.isnan(k) if nc else np.zeros(0, dtype=bool)
-        self.joint_k, self.joint_d = np.nan_to_num(k), d
+        # Joint rows: the holonomic constraints (eq. 2.26) and one unit row per joint spring, each with its
+        # spring-damper model (eq. 2.74) enforced through the force balance — implicitly, so stiff springs on
+        # light joints stay stable at large steps.  A constraint without a model is rigid.
         springs = [(m.joint_index(j), s) for j, s in m.joint_springs.items()]
-        self.spring_idx = np.array([i for i, _ in springs], dtype=np.int64)
-        self.spring_k = np.array([s.stiffness for _, s in springs])
-        self.spring_d = np.array([s.damping for _, s in springs])
-        self.spring_rest = np.array([s.rest for _, s in springs])
+        A_s = np.zeros((len(springs), m.num_dof))
+        for r, (j, _) in enumerate(springs):
+            A_s[r, 6 + j] = 1.0
+        self.A_joint = np.vstack([m.A_joint, A_s])
+        self.b_joint = np.r_[m.b_joint, [s.rest for _, s in springs]]
+        k = np.r_[[c.stiffness if c.stiffness is not None else np.nan for c in m.joint_constraints],
+                  [s.stiffness for _, s in springs]]
+        d = np.r_[[c.damping if c.damping is not None else 0.0 for c in m.joint_constraints],
+                  [s.damping for _, s in springs]]
+        self.joint_rigid = np.isnan(k)
+        self.joint_k, self.joint_d = np.nan_to_num(k), d
         self.weight = m.total_mass * G
         self.ideal = options.actuator is None
         self.cache = _Cache()
@@ -149,11 +155,7 @@ class ForceBalance:
             c = np.empty(m.num_dof)
             _rnea(m.parent, m.joint_type, m.I_spatial, X, T_world[0, :3, :3], qvel, np.zeros(m.num_dof), G,
                   np.zeros((nf, 6)), np.empty((nf, 6)), np.empty((nf, 6)), np.empty((nf, 6)), c)
-        tau = np.zeros(m.num_dof)
-        if self.spring_idx.size:  # passive joint springs (eq. 2.74 on single joints), explicit
-            th, thd = q[7 + self.spring_idx], qvel[6 + self.spring_idx]
-            tau[6 + self.spring_idx] = -self.spring_k * (th - self.spring_rest) - self.spring_d * thd
-        return M, c, tau
+        return M, c, np.zeros(m.num_dof)
 
     def problem(self, q: NDArray, qvel: NDArray, u: NDArray, dt: float):
         """Set up the force-balance problem of one step (steps 1–2 of the module docstring).
@@ -162,7 +164,7 @@ class ForceBalance:
         for input velocities x (eq. 2.75), ``x0`` is the warm start, ``info`` holds contacts and sizes.
         """
         m, opt = self.model, self.opt
-        nw, nact, nc, n = m.num_wheels, self.act_cols.size, m.num_joint_constraints, m.num_dof
+        nw, nact, nc, n = m.num_wheels, self.act_cols.size, len(self.b_joint), m.num_dof
         T_parent = np.empty((m.num_frames, 4, 4))
         T_world = np.empty((m.num_frames, 4, 4))
         _forward_kinematics(m.parent, m.joint_type, m.T0, q, T_parent, T_world)
@@ -171,12 +173,12 @@ class ForceBalance:
         A_w = wheel_jacobians(m, T_world, contacts)
         A_a = np.zeros((nact, n))
         A_a[np.arange(nact), self.act_cols] = 1.0
-        A = np.vstack([A_w, A_a, m.A_joint])  # eq. 2.55
+        A = np.vstack([A_w, A_a, self.A_joint])  # eq. 2.55
         rows_w = np.arange(3 * nw)
         rows_a = 3 * nw + np.arange(nact)
         rows_j = 3 * nw + nact + np.arange(nc)
         rigid = np.r_[rows_a if self.ideal else np.zeros(0, dtype=np.int64), rows_j[self.joint_rigid]].astype(np.int64)
-        c_joint = joint_constraint_residual(m, q)
+        c_joint = self.A_joint[:, 6:] @ q[7:] - self.b_joint  # eq. 2.25 residuals (springs: θ − rest)
         v_rigid = np.r_[u if self.ideal else np.zeros(0), -c_joint[self.joint_rigid] / dt][: rigid.size]
         indep, inputs = self._independent_rows(A, rigid)
         A_I = A[indep]
@@ -208,9 +210,9 @@ class ForceBalance:
             f_c, df_dv, df_dRw, df_ddz = opt.contact.evaluate(vc, Rw, dz)
             f_model = np.zeros(A.shape[0])
             f_model[rows_w] = f_c.ravel()
-            cj = c_joint + dt * (m.A_joint @ qvel_next)
+            cj = c_joint + dt * (self.A_joint @ qvel_next)
             soft = ~self.joint_rigid
-            f_model[rows_j[soft]] = (-self.joint_k * cj - self.joint_d * (m.A_joint @ qvel_next))[soft]
+            f_model[rows_j[soft]] = (-self.joint_k * cj - self.joint_d * (self.A_joint @ qvel_next))[soft]
             if not self.ideal:
                 f_act, df_act = opt.actuator.evaluate(act_theta, qvel_next[self.act_cols], u, dt)
                 f_model[rows_a] = f_act
@@ -226,7 +228,7 @@ class ForceBalance:
             df = np.zeros((A.shape[0], len(x)))
             df[rows_w] = dfc.reshape(3 * nw, -1)
             if nc:
-                df[rows_j] = (-(self.joint_k * dt + self.joint_d)[:, None] * (m.A_joint @ dq)) * soft[:, None]
+                df[rows_j] = (-(self.joint_k * dt + self.joint_d)[:, None] * (self.A_joint @ dq)) * soft[:, None]
             if not self.ideal:
                 df[rows_a] = np.atleast_2d(df_act) @ dq[self.act_cols]  # (na, na) ∂f/∂θ̇ (eq. 2.73)
             J = P @ (A_I.T @ dlam - A.T @ df)
