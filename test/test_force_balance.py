@@ -81,3 +81,45 @@ def test_user_model_static_equilibrium_on_flat_ground():
     assert r.contact_force[:, 2].sum() == pytest.approx(model.total_mass * G, rel=1e-3)
     assert np.linalg.norm(q[4:6]) < 1e-3 and np.abs(qvel).max() < 1e-3
     assert r.cost < 1e-6 * model.total_mass * G  # the models are satisfied (eq. 2.77 at its minimum)
+
+
+def _drive(model, ground, opts, steps=100, dt=0.04, u_scale=1.0):
+    fb = ForceBalance(model, ground, opts)
+    q = initialize_contact(model, model.state(xyz=(0.0, 0.0, 1.0)), ground)
+    qvel = np.zeros(model.num_dof)
+    u = u_scale * np.ones(len(model.actuated_joint_names))
+    its = []
+    for _ in range(steps):
+        r = fb.step(q, qvel, u, dt)
+        q, qvel = r.q, r.qvel
+        its.append(r.iterations)
+    return q, qvel, r, np.array(its)
+
+
+def test_constant_mass_matrix_is_exact_for_a_rigid_vehicle():
+    # LandTamer has only wheel joints: M does not depend on q (§2.4.4), so reusing it changes nothing.
+    model = load_model("landtamer")
+    a = _drive(model, Plane(), DynamicsOptions(contact=tire_for(model)))
+    b = _drive(model, Plane(), DynamicsOptions(contact=tire_for(model), constant_mass_matrix=True))
+    np.testing.assert_allclose(b[0], a[0], atol=1e-8)  # equal up to round-off
+
+
+def test_fused_body_bias_approximation_stays_close_when_mass_is_in_the_body():
+    # eq. 2.89: c ≈ [−I_b g + v_b ×f I_b v_b; 0]; Zoë carries 90 % of its mass in the body.
+    model = load_model("zoe")
+    ground = gaussian_rough_terrain(rms=0.05, corr_len=0.5, seed=2)
+    a = _drive(model, ground, DynamicsOptions(contact=tire_for(model)))
+    b = _drive(model, ground, DynamicsOptions(contact=tire_for(model), approximate_bias=True))
+    travel = np.linalg.norm(a[0][4:6])
+    assert travel > 1.0
+    assert np.linalg.norm(b[0][4:7] - a[0][4:7]) < 0.02 * travel
+
+
+def test_one_newton_step_per_time_step_converges_at_steady_state():
+    # §2.4.4 non-iterative variant: the force-balance error is not zero every step but is driven to zero.
+    model = load_model("zoe")
+    q, qvel, r, its = _drive(model, Plane(), DynamicsOptions(contact=tire_for(model), max_iterations=1),
+                             steps=200)
+    assert its.max() <= 1
+    assert r.cost < 1e-4 * model.total_mass * G
+    assert qvel[3] == pytest.approx(0.325, rel=1e-3)  # wheel rate 1 rad/s × radius 0.325 m, no slip at steady state
