@@ -123,3 +123,23 @@ def test_one_newton_step_per_time_step_converges_at_steady_state():
     assert its.max() <= 1
     assert r.cost < 1e-4 * model.total_mass * G
     assert qvel[3] == pytest.approx(0.325, rel=1e-3)  # wheel rate 1 rad/s × radius 0.325 m, no slip at steady state
+
+
+@pytest.mark.parametrize("name", ["zoe", "rocky7"])
+def test_force_balance_jacobian_with_pi_actuators(name):
+    from wmr_dynamics.actuators import PIActuator
+
+    model = load_model(name)
+    ground = gaussian_rough_terrain(rms=0.05, corr_len=0.5, seed=3)
+    na = len(model.actuated_joint_names)
+    fb = ForceBalance(model, ground, DynamicsOptions(contact=tire_for(model),
+                                                    actuator=PIActuator(kp=50.0, ki=5.0, torque_limit=400.0, n=na)))
+    rng = np.random.default_rng(1)
+    q = initialize_contact(model, model.state(xyz=(1.0, 0.0, 1.0)), ground)
+    q[6] -= 0.01
+    evaluate, x0, _ = fb.problem(q, rng.normal(scale=0.2, size=model.num_dof), rng.normal(size=na), 0.04)
+    x = x0 + rng.normal(scale=0.05, size=x0.shape)
+    _, J, _ = evaluate(x)
+    h = 1e-6
+    J_fd = np.stack([(evaluate(x + h * d)[0] - evaluate(x - h * d)[0]) / (2 * h) for d in np.eye(len(x))], axis=1)
+    np.testing.assert_allclose(J, J_fd, rtol=1e-5, atol=1e-6 * np.abs(J_fd).max())
