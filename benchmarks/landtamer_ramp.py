@@ -1,0 +1,686 @@
+#!/usr/bin/env python3
+"""Thesis §2.5.2 (Table 2.5, Figs. 2.11–2.14, F.1, F.2): DAE dynamics vs. the stiff ODE, LandTamer on a ramp.
+
+Scenario (thesis §2.5.2, read literally where it is explicit, our choice where it is not):
+
+- vehicle: ``landtamer`` (urdf/landtamer.urdf, thesis Table E.1; 1462.8 kg, cg 0.83 m above flat ground);
+- contact: Pacejka / Nicolas–Comstock (thesis App. C, Table C.1 coefficients, μ = 1), normal stiffness
+  kp = m·g/(6·0.02 m), kd = kp/20 (VEHICLES.md); actuators: "a basic proportional controller with a modest
+  gain" = the PI actuator of config/landtamer.yaml with its kp = 2000 N·m per rad/s and ki = 0, no torque limit;
+- terrain: flat ground, then a 1.5 m high 20° ramp (4.12 m up, a 5 m plateau, 4.12 m down) starting at x = 4 m.
+  The thesis gives only "in the interval from 2–10 seconds it traverses a 1.5 m high, 20° ramp"; with the ramp
+  at x = 4 m and a 5 m plateau the front wheels reach the incline at t ≈ 2 s and the rear wheels leave the
+  descent at t ≈ 10 s (printed by the benchmark);
+- command (skid steer, :class:`~wmr_dynamics.controllers.BodyVelocityController`): v = 1 m/s from rest, 2 m/s
+  from t = 1 s; yaw rate 0, then +1 rad/s (left) from t = 10 s and −1 rad/s (right) from t = 15 s; 20 s total.
+
+Methods: the DAE / force-balance model (:class:`~wmr_dynamics.simulate.Simulator`, ``mode="dynamic"``) at
+Δt = 0.01…0.20 s, and the stiff ODE (:func:`~wmr_dynamics.dynamics.stiff_ode.simulate_stiff_ode`: the same
+contact and actuator forces added directly to eq. 2.53) with SciPy's stiff solvers BDF, LSODA and Radau at the
+thesis's settings: RelTol 1e-2, MaxStep 0.04 s, MATLAB's default AbsTol 1e-6.
+
+Slip (the same definitions for both methods, as :class:`~wmr_dynamics.dynamics.force_balance.ForceBalance`
+reports them): slip ratio s = (Rω − V_x)/max(|Rω|, |V_x|) (eq. 2.40, bounded to [−1, 1]; s > 0 when the wheel
+surface turns faster than the wheel centre moves: driving / slipping backwards), slip angle
+α = atan2(v_y, |V_x|) (eq. 2.42), v_y the lateral velocity of the contact point over the ground, contact-frame
+y to the left: α < 0 when the wheel slides to its right.  In a left turn (ω > 0) the centre of curvature is on
+the left, so "outward" slip is α < 0; in a right turn it is α > 0.
+
+Usage::
+
+    python benchmarks/landtamer_ramp.py            # all runs (~1.5 min on 2 cores): writes
+                                                   # docs/figures/landtamer_*.png and the generated block of
+                                                   # docs/dynamics_reproductions.md
+    python benchmarks/landtamer_ramp.py --quick    # DAE Δt = 0.04 s and BDF only; prints, writes nothing
+    python benchmarks/landtamer_ramp.py --no-write # all runs, prints the generated markdown instead
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+import wmr_dynamics as wmr
+from wmr_dynamics.collision import wheel_contacts
+from wmr_dynamics.contact_models import PacejkaContact
+from wmr_dynamics.controllers import BodyVelocityController
+from wmr_dynamics.dynamics.force_balance import DynamicsOptions
+from wmr_dynamics.dynamics.stiff_ode import OdeResult, simulate_stiff_ode
+from wmr_dynamics.kinematics import forward_kinematics, wheel_jacobians
+from wmr_dynamics.model import G, WmrModel
+from wmr_dynamics.simulate import SimResult, Simulator
+from wmr_dynamics.terrain import Ramp, Terrain
+
+REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "docs" / "dynamics_reproductions.md"
+FIGURES = REPO / "docs" / "figures"
+
+RAMP = dict(x_start=4.0, height=1.5, slope_deg=20.0, top_length=5.0, down=True)
+DURATION = 20.0  # s
+DT = 0.04  # s, the thesis's headline step size
+DT_SWEEP = (0.01, 0.02, 0.04, 0.10, 0.20)  # Table 2.5
+ODE_METHODS = ("BDF", "LSODA", "Radau")
+ODE_SETTINGS = dict(rtol=1e-2, atol=1e-6, max_step=0.04)  # thesis: RelTol 1e-2, MaxStep .04; MATLAB AbsTol 1e-6
+ODE_SAMPLE_DT = 0.01  # s, output spacing of the ODE (dense output; costs no extra RHS evaluations)
+MIDDLE_WHEELS = (2, 3)  # ML, MR: at x = 0, beside the cg; their lateral slip is the body's
+
+# thesis Table 2.5 (MATLAB; normalized time = computation time / 20 s)
+THESIS_TABLE_2_5 = {
+    "DAE 0.01": (None, 0.3204), "DAE 0.02": (0.0041, 0.1635), "DAE 0.04": (0.0766, 0.0903),
+    "DAE 0.10": (0.0053, 0.0435), "DAE 0.20": (0.3780, 0.0281),
+    "ode15s": (0.0742, 9.7647), "ode23s": (0.0503, 7.0499), "ode23tb": (0.0508, 1.5267),
+}
+
+
+# ---- model, terrain, command ---------------------------------------------------------------------------
+
+def landtamer(cg_height: float | None = None) -> WmrModel:
+    """The bundled LandTamer; with ``cg_height`` (m) a variant whose body centre of mass is moved straight up or
+    down to that height above flat ground (wheels just touching, undeformed).
+
+    The thesis's "cg height" (0.83 m baseline, 1.25 m raised, §2.5.3) is read as the body's centre of mass, as in
+    VEHICLES.md ("centre of mass 0.414 m above the body frame, i.e. 0.83 m above flat ground"); the whole
+    vehicle's cg, wheels included, is then 0.812 m and 1.208 m (:func:`cg_height`).  Body mass and its rotational
+    inertia about its own centre of mass are kept (the 2.1336 × 1.6383 × 0.828 m box); only ``Frame.com`` of the
+    body frame changes, via ``dataclasses.replace`` (the model recompiles its spatial inertias in
+    ``__post_init__``).  The body frame is at axle height, one wheel radius (0.4191 m) above the ground, so
+    com_z = cg_height − 0.4191 m (baseline 0.414 m).
+    """
+    model = wmr.load_model("landtamer")
+    if cg_height is None:
+        return model
+    body = model.frames[0]
+    com = (float(body.com[0]), float(body.com[1]), float(cg_height) - float(model.wheel_radii[0]))
+    return dataclasses.replace(model, frames=(dataclasses.replace(body, com=com), *model.frames[1:]),
+                               name=f"{model.name}_cg{cg_height:g}")
+
+
+def cg_height(model: WmrModel, body_only: bool = False) -> float:
+    """Height (m) above flat ground (wheels just touching) of the vehicle's centre of mass, or the body's."""
+    T = forward_kinematics(model, model.state(xyz=(0.0, 0.0, float(model.wheel_radii[0]))))
+    z = np.array([(T[i, :3, :3] @ model.com[i] + T[i, :3, 3])[2] for i in range(model.num_frames)])
+    if body_only:
+        return float(z[0])
+    return float(np.dot(model.mass, z) / model.total_mass)
+
+
+def ramp_terrain() -> Ramp:
+    return Ramp(**RAMP)
+
+
+def ramp_command(t: float) -> tuple[float, float]:
+    """(v m/s, ω rad/s): 1 m/s, 2 m/s from 1 s; left turn at 1 rad/s from 10 s, right turn from 15 s."""
+    v = 1.0 if t < 1.0 else 2.0
+    omega = 0.0 if t < 10.0 else (1.0 if t < 15.0 else -1.0)
+    return v, omega
+
+
+def p_gain(model: WmrModel) -> tuple[float, float]:
+    """(kp, ki) of the vehicle YAML's PI actuator block (LandTamer: 2000 N·m·s/rad, 0)."""
+    pi = (model.config.get("actuators") or {}).get("pi") or {}
+    return float(pi.get("kp", 2000.0)), float(pi.get("ki", 0.0))
+
+
+def pacejka_options(model: WmrModel, mu: float = 1.0, **overrides) -> DynamicsOptions:
+    """Pacejka contact (Table C.1, kp from the vehicle mass, kd = kp/20, friction ``mu``) and the YAML's PI
+    actuator (ki = 0: a P controller).  A fresh object per run: the PI actuator carries its integral."""
+    opts = DynamicsOptions.from_config(model, contact="pacejka", actuator="pi", **overrides)
+    if mu != 1.0:
+        p = opts.contact.params
+        opts.contact = PacejkaContact(kp=p["kp"], kd=p["kd"], mu=mu)
+    return opts
+
+
+def start_state(model: WmrModel, terrain: Terrain) -> NDArray:
+    return Simulator(model, terrain).initial_state(xyz=(0.0, 0.0))
+
+
+# ---- runs ------------------------------------------------------------------------------------------------
+
+def run_dae(model: WmrModel, terrain: Terrain, command: Callable[[float], tuple[float, float]], duration: float,
+            dt: float = DT, mu: float = 1.0, q0: NDArray | None = None, progress: bool | None = False,
+            **overrides) -> SimResult:
+    """DAE / force-balance dynamics (§2.4) with the Pacejka contact and the P actuator."""
+    return run_dae_timed(model, terrain, command, duration, dt, mu, q0, progress, **overrides)[0]
+
+
+def run_dae_timed(model: WmrModel, terrain: Terrain, command: Callable[[float], tuple[float, float]],
+                  duration: float, dt: float = DT, mu: float = 1.0, q0: NDArray | None = None,
+                  progress: bool | None = False, **overrides) -> tuple[SimResult, float]:
+    """:func:`run_dae` and the process CPU time (s) of ``Simulator.run``."""
+    sim = Simulator(model, terrain, mode="dynamic", dt=dt, dynamics=pacejka_options(model, mu, **overrides))
+    q0 = start_state(model, terrain) if q0 is None else q0
+    c0 = time.process_time()
+    res = sim.run(duration, command, q0=q0, progress=progress)
+    return res, time.process_time() - c0
+
+
+@dataclass
+class OdeRun:
+    """A stiff-ODE run, its accepted step end times (from the RHS call times) and slips at the samples."""
+
+    result: OdeResult
+    step_times: NDArray  # accepted step ends, s (reconstructed from the RHS evaluation times)
+    cpu_s: float = float("nan")  # process CPU time of simulate_stiff_ode, s
+    slip_ratio: NDArray = field(default_factory=lambda: np.zeros((0, 0)))
+    slip_angle: NDArray = field(default_factory=lambda: np.zeros((0, 0)))
+
+    @property
+    def t(self) -> NDArray:
+        return self.result.t
+
+    @property
+    def q(self) -> NDArray:
+        return self.result.q
+
+    @property
+    def qvel(self) -> NDArray:
+        return self.result.qvel
+
+    @property
+    def steps_known(self) -> bool:
+        """Radau evaluates the RHS at its collocation nodes inside each step: the call times do not give its
+        steps (BDF and LSODA evaluate only at step ends)."""
+        return self.result.method != "Radau"
+
+    @property
+    def n_steps(self) -> int | None:
+        return len(self.step_times) if self.steps_known else None
+
+    @property
+    def mean_step(self) -> float:
+        return float(np.mean(np.diff(np.r_[0.0, self.step_times]))) if self.steps_known else float("nan")
+
+
+def _accepted_steps(call_times: list[float]) -> NDArray:
+    """Step end times from the sequence of RHS evaluation times.
+
+    Consecutive distinct evaluation times are step attempts (a Newton iteration or a finite-difference Jacobian
+    evaluates at the same time as its attempt; a Jacobian refresh re-evaluates at the last accepted time).  An
+    attempt was accepted if the next attempt lies beyond it; a rejected one is followed by a smaller step.
+    """
+    a = np.asarray(call_times, dtype=float)
+    a = a[np.r_[True, np.diff(a) != 0.0]]
+    accepted = np.r_[a[:-1][np.diff(a) > 0.0], a[-1:]]
+    return np.unique(accepted[accepted > a[0]])
+
+
+def run_ode(model: WmrModel, terrain: Terrain, command: Callable[[float], tuple[float, float]], duration: float,
+            method: str = "BDF", mu: float = 1.0, q0: NDArray | None = None, sample_dt: float = ODE_SAMPLE_DT,
+            slips: bool = True, **settings) -> OdeRun:
+    """The stiff ODE (eq. 2.53 with forces added directly) on the same scenario, actuator and contact model."""
+    controller = BodyVelocityController(model)
+    calls: list[float] = []
+
+    def rates(t: float, q: NDArray) -> NDArray:
+        calls.append(t)
+        return controller(q, forward_kinematics(model, q), *command(t))
+
+    kp, ki = p_gain(model)
+    opts = {**ODE_SETTINGS, **settings}
+    c0 = time.process_time()
+    res = simulate_stiff_ode(model, terrain, pacejka_options(model, mu).contact, rates,
+                             start_state(model, terrain) if q0 is None else q0, duration, kp=kp, ki=ki,
+                             method=method, sample_dt=sample_dt, **opts)
+    run = OdeRun(res, _accepted_steps(calls), time.process_time() - c0)
+    if slips:
+        run.slip_ratio, run.slip_angle = wheel_slips(model, terrain, res.q, res.qvel)
+    return run
+
+
+def wheel_slips(model: WmrModel, terrain: Terrain, Q: NDArray, QV: NDArray) -> tuple[NDArray, NDArray]:
+    """Slip ratio and angle (n, nw) at states Q with joint-space velocities QV, exactly as ForceBalance.step
+    reports them (eqs. 2.40, 2.42): v_c = A_wheel q̇' in the contact frames of Q."""
+    nw = model.num_wheels
+    S, A = np.empty((len(Q), nw)), np.empty((len(Q), nw))
+    cols = model.wheel_frame + 5
+    for k, (q, qv) in enumerate(zip(Q, QV, strict=True)):
+        T = forward_kinematics(model, q)
+        contacts = wheel_contacts(model, T, terrain)
+        vc = (wheel_jacobians(model, T, contacts) @ qv).reshape(nw, 3)
+        Rw = model.wheel_radii * qv[cols]
+        Vx = vc[:, 0] + Rw
+        denom = np.maximum(np.abs(Rw), np.abs(Vx))
+        S[k] = np.where(denom > 1e-9, (Rw - Vx) / np.where(denom > 1e-9, denom, 1.0), 0.0)
+        A[k] = np.arctan2(vc[:, 1], np.abs(Vx))
+    return S, A
+
+
+def dae_slips(model: WmrModel, terrain: Terrain, res: SimResult) -> tuple[NDArray, NDArray]:
+    """:func:`wheel_slips` at the DAE's states and velocities (row k: q(t_k), q̇'(t_k)), for comparison with the
+    ODE samples.  (``SimResult.slip_ratio[k]`` is the same quantity at the velocity of the step's end,
+    q̇'(t_{k+1}), in the contact frames of q(t_k).)"""
+    return wheel_slips(model, terrain, res.q, res.qvel)
+
+
+# ---- scenario phases and metrics -------------------------------------------------------------------------
+
+def pitch(q: NDArray) -> NDArray:
+    """Body pitch (rad, positive nose down) from the quaternions (xyzw) of the states q."""
+    x, y, z, w = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    return np.arcsin(np.clip(2.0 * (w * y - z * x), -1.0, 1.0))
+
+
+def phases(t: NDArray, q: NDArray) -> dict[str, NDArray]:
+    """Boolean masks: climbing (pitch < −15°), descending (pitch > +15°), steady left and right turns (the
+    last 3 s of each turn command)."""
+    p = np.degrees(pitch(q))
+    return {"climb": p < -15.0, "descent": p > 15.0, "left": (t >= 12.0) & (t < 15.0), "right": (t >= 17.0)}
+
+
+def ramp_contact_interval(res: SimResult, terrain: Ramp) -> tuple[float, float]:
+    """First time any wheel's contact point is on the incline, last time any is on the descent (s)."""
+    x = res.contact_points[:, :, 0]
+    on = ((x > terrain.x_start + 1e-3) & (x < terrain.s_end - 1e-3)).any(axis=1)
+    return float(res.t[on][0]), float(res.t[on][-1])
+
+
+@dataclass
+class Comparison:
+    """DAE (Δt = 0.04 s) vs. one stiff-ODE run."""
+
+    method: str
+    final_dae: NDArray
+    final_ode: NDArray
+    pos_diff: float  # m, horizontal distance between final positions
+    yaw_diff: float  # rad
+    ode_wall: float  # s
+    dae_wall: float  # s
+    ode_cpu: float  # s, process CPU time
+    dae_cpu: float  # s
+    n_rhs: int
+    n_steps: int | None
+    mean_step: float  # NaN if unknown
+
+    @property
+    def speedup(self) -> float:
+        return self.ode_wall / self.dae_wall
+
+    @property
+    def speedup_cpu(self) -> float:
+        return self.ode_cpu / self.dae_cpu
+
+
+def yaw(q: NDArray) -> NDArray:
+    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+
+
+def compare(dae: SimResult, ode: OdeRun, dae_wall: float | None = None, dae_cpu: float = float("nan")
+            ) -> Comparison:
+    d = float(np.linalg.norm(dae.q[-1, 4:6] - ode.q[-1, 4:6]))
+    dy = float(np.angle(np.exp(1j * (yaw(dae.q[-1]) - yaw(ode.q[-1])))))
+    return Comparison(ode.result.method, dae.q[-1, 4:7], ode.q[-1, 4:7], d, dy, ode.result.wall_time_s,
+                      dae.wall_time_s if dae_wall is None else dae_wall, ode.cpu_s, dae_cpu, ode.result.n_rhs,
+                      ode.n_steps, ode.mean_step)
+
+
+def phase_means(t: NDArray, q: NDArray, S: NDArray, A: NDArray) -> dict[str, NDArray]:
+    """Per-wheel mean slip ratio while climbing / descending and mean slip angle in the steady turns."""
+    m = phases(t, q)
+    return {"s_climb": S[m["climb"]].mean(0), "s_descent": S[m["descent"]].mean(0),
+            "a_left": A[m["left"]].mean(0), "a_right": A[m["right"]].mean(0)}
+
+
+def nonconverged(res: SimResult, model: WmrModel, tolerance: float = 1e-7) -> NDArray:
+    """Indices of steps whose final force-balance residual ‖e‖ exceeds the tolerance (a fraction of weight)."""
+    return np.flatnonzero(res.cost[:-1] > tolerance * model.total_mass * G)
+
+
+# ---- study -----------------------------------------------------------------------------------------------
+
+@dataclass
+class Study:
+    model: WmrModel
+    terrain: Ramp
+    dae: dict[float, SimResult]
+    dae_wall: dict[float, float]  # best of the repeats, s
+    dae_cpu: dict[float, float]  # best of the repeats, process CPU time, s
+    ode: dict[str, OdeRun]
+    comparisons: list[Comparison]
+    dae_S: NDArray
+    dae_A: NDArray
+    repeats: int = 1
+    ode_repeats: int = 1
+    load: tuple[float, float] = (float("nan"), float("nan"))  # 1-minute load average before / after
+
+
+def log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def warm_up(model: WmrModel, terrain: Terrain) -> None:
+    """Compile / load the numba kernels before timing anything."""
+    run_dae(model, terrain, ramp_command, 0.2)
+    run_ode(model, terrain, ramp_command, 0.05, slips=False)
+
+
+def run_study(dts: tuple[float, ...] = DT_SWEEP, methods: tuple[str, ...] = ODE_METHODS, repeats: int = 3,
+              ode_repeats: int = 1, duration: float = DURATION) -> Study:
+    """All runs.  Timing: the best of several runs, wall (perf_counter) and process CPU time; each stiff-ODE run
+    is paired with a DAE Δt = 0.04 s run right before it, so that a busy machine affects both alike."""
+    model, terrain = landtamer(), ramp_terrain()
+    load0 = os.getloadavg()[0]
+    warm_up(model, terrain)
+    dae, wall, cpu = {}, {}, {}
+    for dt in dts:
+        walls, cpus = [], []
+        for _ in range(repeats):
+            dae[dt], c = run_dae_timed(model, terrain, ramp_command, duration, dt)
+            walls.append(dae[dt].wall_time_s)
+            cpus.append(c)
+        wall[dt], cpu[dt] = min(walls), min(cpus)
+        log(f"  DAE dt={dt:.2f} s: {dae[dt].steps} steps, best wall {wall[dt]:.3f} s (CPU {cpu[dt]:.3f} s) of "
+            f"{repeats}, mean Newton iterations {dae[dt].iterations[:-1].mean():.2f}, "
+            f"final x, y = {dae[dt].q[-1, 4]:.3f}, {dae[dt].q[-1, 5]:.3f} m")
+    ref = dae[DT] if DT in dae else dae[dts[0]]
+    ode, runs_by_method = {}, {}
+    for method in methods:
+        log(f"  stiff ODE {method} (rtol {ODE_SETTINGS['rtol']:g}, atol {ODE_SETTINGS['atol']:g}, max step "
+            f"{ODE_SETTINGS['max_step']:g} s) ...")
+        runs = []
+        for i in range(ode_repeats):
+            r, c = run_dae_timed(model, terrain, ramp_command, duration, DT)  # the paired DAE run
+            wall[DT], cpu[DT] = min(wall.get(DT, np.inf), r.wall_time_s), min(cpu.get(DT, np.inf), c)
+            runs.append(run_ode(model, terrain, ramp_command, duration, method, slips=(i == 0)))
+            log(f"    run {i + 1}: ODE wall {runs[-1].result.wall_time_s:.2f} s (CPU {runs[-1].cpu_s:.2f} s); paired "
+                f"DAE wall {r.wall_time_s:.3f} s (CPU {c:.3f} s)")
+        best = min(runs, key=lambda r: r.result.wall_time_s)
+        best.cpu_s = min(r.cpu_s for r in runs)
+        best.slip_ratio, best.slip_angle = runs[0].slip_ratio, runs[0].slip_angle
+        ode[method] = best
+        runs_by_method[method] = runs
+    comps = [compare(ref, ode[m], wall.get(DT, ref.wall_time_s), cpu.get(DT, float("nan"))) for m in methods]
+    for c in comps:
+        steps = f"{c.n_steps} steps (mean {c.mean_step * 1e3:.1f} ms)" if c.n_steps else "steps unknown"
+        log(f"  {c.method}: {c.n_rhs} RHS evaluations, {steps}, final position {c.pos_diff:.4f} m from the DAE's; "
+            f"wall {c.ode_wall:.2f} s = {c.speedup:.1f}x the DAE's, CPU {c.ode_cpu:.2f} s = {c.speedup_cpu:.1f}x")
+    S, A = dae_slips(model, terrain, ref)
+    return Study(model, terrain, dae, wall, cpu, ode, comps, S, A, repeats, ode_repeats, (load0, os.getloadavg()[0]))
+
+
+# ---- output ----------------------------------------------------------------------------------------------
+
+def machine_info() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import numba
+    import scipy
+
+    return (f"{os.cpu_count()} CPU cores ({cpu}), Python {platform.python_version()}, NumPy {np.__version__}, "
+            f"SciPy {scipy.__version__}, Numba {numba.__version__}")
+
+
+def _fmt_wheels(a: NDArray, fmt: str = "{:+.3f}") -> str:
+    return " / ".join(fmt.format(v) for v in a)
+
+
+def print_summary(st: Study) -> None:
+    ref = st.dae[DT] if DT in st.dae else next(iter(st.dae.values()))
+    t0, t1 = ramp_contact_interval(ref, st.terrain)
+    log(f"wheels on the ramp from t = {t0:.2f} s to t = {t1:.2f} s (thesis: 2-10 s)")
+    pm = phase_means(ref.t, ref.q, st.dae_S, st.dae_A)
+    log(f"DAE mean slip ratio climbing  (FL/FR/ML/MR/BL/BR): {_fmt_wheels(pm['s_climb'])}")
+    log(f"DAE mean slip ratio descending                    : {_fmt_wheels(pm['s_descent'])}")
+    log(f"DAE mean slip angle, left turn  12-15 s (rad)     : {_fmt_wheels(pm['a_left'])}")
+    log(f"DAE mean slip angle, right turn 17-20 s (rad)     : {_fmt_wheels(pm['a_right'])}")
+    for method, run in st.ode.items():
+        po = phase_means(run.t, run.q, run.slip_ratio, run.slip_angle)
+        log(f"{method:5s} mean slip ratio climbing / descending (ML): {po['s_climb'][2]:+.3f} / "
+            f"{po['s_descent'][2]:+.3f}; slip angle left / right (ML): {po['a_left'][2]:+.3f} / "
+            f"{po['a_right'][2]:+.3f}")
+    bad = nonconverged(ref, st.model)
+    log(f"DAE dt={DT}: {len(bad)} steps above the force-balance tolerance: "
+        + ", ".join(f"t={ref.t[k]:.2f} s (|e| {ref.cost[k]:.0f} N)" for k in bad))
+
+
+BEGIN = "<!-- BEGIN GENERATED by benchmarks/landtamer_ramp.py -->"
+END = "<!-- END GENERATED by benchmarks/landtamer_ramp.py -->"
+
+
+def results_markdown(st: Study) -> str:
+    ref_dt = min(st.dae)
+    ref = st.dae[ref_dt]
+    base = st.dae[DT]
+    t0, t1 = ramp_contact_interval(base, st.terrain)
+    rows = ["| method | step size (s) | pos. diff. (m) | yaw diff. (°) | comp. time (CPU, normalized) | thesis pos. "
+            "diff. (m) | thesis comp. time |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for dt, r in st.dae.items():
+        d = np.linalg.norm(r.q[-1, 4:6] - ref.q[-1, 4:6])
+        dy = np.degrees(abs(np.angle(np.exp(1j * (yaw(r.q[-1]) - yaw(ref.q[-1]))))))
+        th = THESIS_TABLE_2_5.get(f"DAE {dt:.2f}", (None, None))
+        rows.append(f"| DAE | {dt:.2f} | {'-' if dt == ref_dt else f'{d:.4f}'} | {'-' if dt == ref_dt else f'{dy:.2f}'}"
+                    f" | {st.dae_cpu[dt] / DURATION:.4f} | {'-' if th[0] is None else th[0]} | "
+                    f"{'-' if th[1] is None else th[1]} |")
+    for c in st.comparisons:
+        d = np.linalg.norm(c.final_ode[:2] - ref.q[-1, 4:6])
+        dy = np.degrees(abs(np.angle(np.exp(1j * (yaw(st.ode[c.method].q[-1]) - yaw(ref.q[-1]))))))
+        th = THESIS_TABLE_2_5["ode15s"] if c.method == "BDF" else None  # both variable-order multistep (BDF/NDF)
+        mean = f"{c.mean_step:.4f} (mean)" if c.n_steps else "n/a"
+        rows.append(f"| SciPy {c.method} | {mean} | {d:.4f} | {dy:.2f} | {c.ode_cpu / DURATION:.4f}"
+                    f" | {'-' if th is None else f'ode15s: {th[0]}'} | {'-' if th is None else th[1]} |")
+    rows += ["", "Thesis stiff solvers (MATLAB): " + ", ".join(
+        f"{k} {THESIS_TABLE_2_5[k][0]} m / {THESIS_TABLE_2_5[k][1]}" for k in ("ode15s", "ode23s", "ode23tb"))
+        + " (pos. diff. / normalized time; mean steps 0.0025, 0.0114, 0.0141 s)."]
+    comp = ["| stiff ODE | final x, y (m) | DAE Δt 0.04 final x, y (m) | ‖Δ‖ (m) | RHS evals | steps | ODE wall (CPU) "
+            "(s) | DAE wall (CPU) (s) | ODE / DAE wall (CPU) |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for c in st.comparisons:
+        comp.append(f"| {c.method} | {c.final_ode[0]:.3f}, {c.final_ode[1]:.3f} | {c.final_dae[0]:.3f}, "
+                    f"{c.final_dae[1]:.3f} | {c.pos_diff:.4f} | {c.n_rhs} | {c.n_steps or 'n/a'} | {c.ode_wall:.2f} "
+                    f"({c.ode_cpu:.2f}) | {c.dae_wall:.3f} ({c.dae_cpu:.3f}) | {c.speedup:.1f}× "
+                    f"({c.speedup_cpu:.1f}×) |")
+    pm = phase_means(base.t, base.q, st.dae_S, st.dae_A)
+    slip = ["| quantity (mean over the phase) | method | FL | FR | ML | MR | BL | BR |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    labels = {"s_climb": "slip ratio, climbing (pitch < −15°)", "s_descent": "slip ratio, descending (pitch > 15°)",
+              "a_left": "slip angle (rad), left turn 12–15 s", "a_right": "slip angle (rad), right turn 17–20 s"}
+    bdf = st.ode.get("BDF") or next(iter(st.ode.values()))
+    po = phase_means(bdf.t, bdf.q, bdf.slip_ratio, bdf.slip_angle)
+    for key, label in labels.items():
+        slip.append(f"| {label} | DAE 0.04 | " + " | ".join(f"{v:+.3f}" for v in pm[key]) + " |")
+        slip.append(f"| | {bdf.result.method} | " + " | ".join(f"{v:+.3f}" for v in po[key]) + " |")
+    bad = nonconverged(base, st.model)
+    iters = base.iterations[:-1]
+    return "\n".join([
+        BEGIN,
+        f"Machine: {machine_info()}.  Times: best of {st.repeats} runs for the DAE (stepping loop only; Δt 0.04 s: "
+        f"also the runs paired with the ODE runs), best of {st.ode_repeats} for each stiff solver (``solve_ivp`` "
+        f"only), wall clock and process CPU time (1-minute load average {st.load[0]:.1f} before and {st.load[1]:.1f} "
+        f"after the runs; on a shared machine CPU time is the steadier measure); normalized = CPU time / "
+        f"{DURATION:g} s.  "
+        f"Wheels on the ramp from "
+        f"t = {t0:.2f} s to {t1:.2f} s.",
+        "",
+        f"Table 2.5 analogue (position and yaw differences of the final pose relative to the DAE at Δt = {ref_dt} s):",
+        "", *rows, "",
+        "DAE (Δt = 0.04 s) vs. each stiff solver:", "", *comp, "",
+        f"Cost per unit of work (CPU time): DAE {1e3 * st.dae_cpu[DT] / base.steps:.2f} ms per step; stiff ODE "
+        + ", ".join(f"{c.method} {1e3 * c.ode_cpu / c.n_rhs:.2f} ms per RHS evaluation" for c in st.comparisons)
+        + ".",
+        "",
+        f"DAE Δt = 0.04 s: mean {iters.mean():.2f} Newton iterations per step (thesis 0.87), max {iters.max():.0f}; "
+        f"{int((iters == 0).sum())} of {len(iters)} steps needed none; {len(bad)} steps ended above the "
+        f"force-balance tolerance (1e-7 × weight): "
+        + (", ".join(f"t = {base.t[k]:.2f} s (‖e‖ = {base.cost[k]:.0f} N)" for k in bad) or "none") + ".",
+        "",
+        "Mean slip per wheel and phase (DAE Δt 0.04 s vs. BDF; slip ratio > 0: driving / slipping back down the "
+        "slope; slip angle < 0: sliding right):", "", *slip,
+        "",
+        "![path](figures/landtamer_ramp_path.png)",
+        "",
+        "![slip of the middle-left wheel](figures/landtamer_ramp_slip_ml.png)",
+        "",
+        "![slip ratio, all wheels](figures/landtamer_slip_ratio_all.png)",
+        "",
+        "![slip angle, all wheels](figures/landtamer_slip_angle_all.png)",
+        "",
+        "![solver effort](figures/landtamer_ramp_solver.png)",
+        END,
+    ])
+
+
+def write_block(block: str, begin: str, end: str, path: Path = DOC) -> None:
+    """Replace the block between ``begin`` and ``end`` markers in ``path`` (appending it if absent)."""
+    text = path.read_text() if path.exists() else "# Dynamics reproductions\n"
+    if begin in text and end in text:
+        text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(text)
+
+
+# ---- figures ---------------------------------------------------------------------------------------------
+
+ODE_STYLE = {"BDF": dict(color="C1", ls="--"), "LSODA": dict(color="C2", ls=":"), "Radau": dict(color="C3", ls="-.")}
+
+
+def plot_all(st: Study, out: Path = FIGURES) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    dae = st.dae[DT]
+    names = st.model.wheel_names
+    paths = []
+
+    # path (top view) and elevation / pitch (Fig. 2.11 is an animation screenshot)
+    fig, ax = plt.subplots(1, 2, figsize=(12, 4.8))
+    ax[0].axvspan(st.terrain.x_start, st.terrain.s_top, color="0.85", label="incline")
+    ax[0].axvspan(st.terrain.s_top_end, st.terrain.s_end, color="0.92", label="descent")
+    ax[0].plot(dae.q[:, 4], dae.q[:, 5], "C0-", lw=2, label=f"DAE Δt = {DT} s")
+    for m, run in st.ode.items():
+        ax[0].plot(run.q[:, 4], run.q[:, 5], lw=1.3, label=f"stiff ODE ({m})", **ODE_STYLE[m])
+    for tm in (1.0, 10.0, 15.0):
+        k = int(round(tm / DT))
+        ax[0].plot(*dae.q[k, 4:6], "ko", ms=4)
+        ax[0].annotate(f"{tm:g} s", dae.q[k, 4:6], textcoords="offset points", xytext=(5, -12))
+    ax[0].set(xlabel="x (m)", ylabel="y (m)", title="body path (top view)", aspect="equal")
+    ax[0].legend(loc="upper left", fontsize=8)
+    ax[1].plot(dae.t, dae.q[:, 6], "C0-", lw=2, label="z, DAE")
+    bdf = st.ode.get("BDF") or next(iter(st.ode.values()))
+    ax[1].plot(bdf.t, bdf.q[:, 6], "C1--", label=f"z, {bdf.result.method}")
+    ax[1].set(xlabel="time (s)", ylabel="body frame height z (m)", title="elevation and pitch")
+    a2 = ax[1].twinx()
+    a2.plot(dae.t, np.degrees(pitch(dae.q)), "C2-", lw=1, label="pitch, DAE")
+    a2.plot(bdf.t, np.degrees(pitch(bdf.q)), "C3--", lw=1, label=f"pitch, {bdf.result.method}")
+    a2.set_ylabel("pitch (°, + nose down)")
+    h1, l1 = ax[1].get_legend_handles_labels()
+    h2, l2 = a2.get_legend_handles_labels()
+    ax[1].legend(h1 + h2, l1 + l2, fontsize=8, loc="upper right")
+    fig.tight_layout()
+    paths.append(out / "landtamer_ramp_path.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    # Fig. 2.14: middle-left wheel
+    w = 2
+    fig, ax = plt.subplots(1, 2, figsize=(12, 4))
+    ax[0].plot(dae.t, st.dae_S[:, w], "C0-", lw=1.8, label="DAE Δt = 0.04 s")
+    ax[1].plot(dae.t, st.dae_A[:, w], "C0-", lw=1.8, label="DAE Δt = 0.04 s")
+    ax[0].plot(bdf.t, bdf.slip_ratio[:, w], "C1--", lw=1.2, label=f"stiff ODE ({bdf.result.method})")
+    ax[1].plot(bdf.t, bdf.slip_angle[:, w], "C1--", lw=1.2, label=f"stiff ODE ({bdf.result.method})")
+    ax[0].set(xlabel="time (s)", ylabel="slip ratio", title=f"{names[w]} wheel: slip ratio", ylim=(-0.35, 0.35))
+    ax[1].set(xlabel="time (s)", ylabel="slip angle (rad)", title=f"{names[w]} wheel: slip angle (< 0: sliding right)",
+              ylim=(-0.1, 0.1))
+    for a in ax:
+        a.axhline(0, color="0.6", lw=0.6)
+        a.legend(fontsize=8)
+        a.grid(alpha=0.3)
+    fig.tight_layout()
+    paths.append(out / "landtamer_ramp_slip_ml.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    # Figs. F.1 and F.2: all wheels
+    for key, label, ylim, fname in (("S", "slip ratio", (-0.35, 0.35), "landtamer_slip_ratio_all.png"),
+                                    ("A", "slip angle (rad)", (-0.4, 0.4), "landtamer_slip_angle_all.png")):
+        fig, ax = plt.subplots(3, 2, figsize=(12, 8), sharex=True, sharey=True)
+        for i in range(st.model.num_wheels):
+            a = ax[i // 2, i % 2]
+            a.plot(dae.t, (st.dae_S if key == "S" else st.dae_A)[:, i], "C0-", lw=1.5, label="DAE Δt = 0.04 s")
+            a.plot(bdf.t, (bdf.slip_ratio if key == "S" else bdf.slip_angle)[:, i], "C1--", lw=1.1,
+                   label=f"stiff ODE ({bdf.result.method})")
+            a.axhline(0, color="0.6", lw=0.6)
+            a.set(title=names[i], ylim=ylim)
+            a.grid(alpha=0.3)
+            if i % 2 == 0:
+                a.set_ylabel(label)
+            if i >= 4:
+                a.set_xlabel("time (s)")
+        ax[0, 0].legend(fontsize=8)
+        fig.tight_layout()
+        paths.append(out / fname)
+        fig.savefig(paths[-1], dpi=100)
+        plt.close(fig)
+
+    # Figs. 2.12 and 2.13: solver effort
+    fig, ax = plt.subplots(1, 2, figsize=(12, 4))
+    ax[0].step(dae.t[:-1], dae.iterations[:-1], "C0-", where="post", lw=1)
+    ax[0].set(xlabel="time (s)", ylabel="Newton iterations", title=f"DAE (Δt = {DT} s): force-balance iterations "
+              f"(mean {dae.iterations[:-1].mean():.2f})")
+    for m, run in st.ode.items():
+        if not run.steps_known:
+            continue
+        h = np.diff(np.r_[0.0, run.step_times])
+        ax[1].semilogy(run.step_times, h, lw=0.8, label=f"{m}: {len(h)} steps, mean {run.mean_step * 1e3:.1f} ms",
+                       color=ODE_STYLE[m]["color"])
+    ax[1].set(xlabel="time (s)", ylabel="step size (s)", title="stiff ODE: accepted step sizes (max step 0.04 s)")
+    ax[1].legend(fontsize=8)
+    for a in ax:
+        a.grid(alpha=0.3)
+    fig.tight_layout()
+    paths.append(out / "landtamer_ramp_solver.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="DAE at Δt 0.04 s and BDF only, one repeat; write nothing")
+    ap.add_argument("--no-write", action="store_true", help="run everything but write no files")
+    args = ap.parse_args(argv)
+    start = time.perf_counter()
+    log(f"LandTamer ramp (thesis §2.5.2) on {machine_info()}")
+    model = landtamer()
+    log(f"body cg height {cg_height(model, True):.3f} m (vehicle {cg_height(model):.3f} m), mass "
+        f"{model.total_mass:.1f} kg, P gain {p_gain(model)[0]:g} N·m·s/rad")
+    if args.quick:
+        st = run_study(dts=(DT,), methods=("BDF",), repeats=1)
+    else:
+        st = run_study(ode_repeats=2)
+    print_summary(st)
+    log(f"total {time.perf_counter() - start:.0f} s")
+    if args.quick:
+        return 0
+    if args.no_write:
+        print(results_markdown(st))
+        return 0
+    paths = plot_all(st)
+    write_block(results_markdown(st), BEGIN, END)
+    log("wrote " + ", ".join(str(p.relative_to(REPO)) for p in paths) + f" and the generated block of "
+        f"{DOC.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
