@@ -143,3 +143,36 @@ def test_force_balance_jacobian_with_pi_actuators(name):
     h = 1e-6
     J_fd = np.stack([(evaluate(x + h * d)[0] - evaluate(x - h * d)[0]) / (2 * h) for d in np.eye(len(x))], axis=1)
     np.testing.assert_allclose(J, J_fd, rtol=1e-5, atol=1e-6 * np.abs(J_fd).max())
+
+
+def test_touchdown_that_the_newton_iteration_cannot_settle_is_retaken_in_half_steps():
+    # LandTamer dropped 0.2 m onto flat ground at dt 0.04 (a case that exhausted 20 iterations with a kN-level
+    # residual): §2.4.4 suggests decreasing the step; every step must end converged, weight carried at rest.
+    from wmr_dynamics.dynamics.force_balance import DynamicsOptions as Opts
+
+    model = load_model("landtamer")
+    fb = ForceBalance(model, Plane(), Opts.from_config(model, contact="pacejka"))
+    q = initialize_contact(model, model.state(xyz=(0, 0, 1.0)), Plane())
+    q[6] += 0.2
+    qvel = np.zeros(model.num_dof)
+    results = []
+    for _ in range(40):
+        r = fb.step(q, qvel, np.zeros(6), 0.04)
+        q, qvel = r.q, r.qvel
+        results.append(r)
+    assert all(r.converged for r in results)
+    assert any(r.substeps > 1 for r in results)  # the touchdown step was split
+    assert results[-1].contact_force[:, 2].sum() == pytest.approx(model.total_mass * G, rel=1e-3)
+
+
+def test_dynamic_simulator_starts_from_a_given_velocity():
+    from wmr_dynamics.simulate import Simulator
+
+    model = load_model("zoe")
+    sim = Simulator(model, Plane(), mode="dynamic", dt=0.04)
+    qvel0 = np.zeros(model.num_dof)
+    qvel0[3] = 1.0
+    qvel0[5 + model.wheel_frame] = 1.0 / model.wheel_radii  # rolling at 1 m/s
+    res = sim.run(1.0, (1.0, 0.0), qvel0=qvel0, progress=False)
+    assert res.q[-1, 4] - res.q[0, 4] == pytest.approx(1.0, rel=0.02)  # no acceleration phase from rest
+    assert res.summary()["unconverged_steps"] == 0

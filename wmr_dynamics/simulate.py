@@ -79,12 +79,14 @@ class SimResult:
     wall_time_s: float
     wheel_names: list[str] = field(default_factory=list)
     # dynamic mode only (None otherwise): model contact forces (n+1, nw, 3) N in contact frames, slip ratio
-    # and angle (n+1, nw), force-balance iterations and final ‖e‖ (n+1,)
+    # and angle (n+1, nw), force-balance iterations and final ‖e‖ (n+1,).  Forces and slips of row k are
+    # those of step k, i.e. at the velocity q̇'[k+1] the step ends with (eq. 2.83), while qvel[k] is its start.
     contact_force: NDArray | None = None
     slip_ratio: NDArray | None = None
     slip_angle: NDArray | None = None
     iterations: NDArray | None = None
     cost: NDArray | None = None
+    converged: NDArray | None = None  # (n+1,) bool: the force balance met its tolerance (after any sub-steps)
 
     @property
     def rolled_over(self) -> bool:
@@ -130,6 +132,7 @@ class SimResult:
             "slip_angle_rad": {"mean": float(self.slip_angle[k].mean()), "min": float(self.slip_angle[k].min()),
                                "max": float(self.slip_angle[k].max())},
             "mean_iterations": float(self.iterations[k].mean()),
+            "unconverged_steps": int((~self.converged[k]).sum()),
         }
 
     def to_csv(self, path: str | Path) -> Path:
@@ -247,20 +250,21 @@ class Simulator:
                                   f"(qvel={info.qvel.round(4).tolist()})")
         return q_next, info
 
-    def run(self, duration: float, command: Command, q0: NDArray | None = None, progress: bool | None = None
-            ) -> SimResult:
+    def run(self, duration: float, command: Command, q0: NDArray | None = None, progress: bool | None = None,
+            qvel0: NDArray | None = None) -> SimResult:
         """Simulate ``duration`` seconds from ``q0`` (default :meth:`initial_state`).
 
         Args:
             command: (v, ω) held constant, or a function t → (v, ω) (m/s, rad/s).
             progress: print a progress bar on stderr; default: only when the run takes more than ~2 s.
+            qvel0: dynamic mode: initial joint-space velocity [ω_b; v_b; θ̇] (default zero).
         """
         if not (np.isfinite(duration) and duration > 0):
             raise ModelError(f"duration must be a positive number of seconds, got {duration!r}")
         cmd = command if callable(command) else (lambda _t, c=tuple(command): c)
         q = self.initial_state() if q0 is None else np.asarray(q0, dtype=float)
         if self.mode == "dynamic":
-            return self._run_dynamic(duration, cmd, q, progress)
+            return self._run_dynamic(duration, cmd, q, progress, qvel0)
         n = int(round(duration / self.dt))
         nw, m = self.model.num_wheels, self.model
         t = np.arange(n + 1) * self.dt
@@ -301,6 +305,7 @@ class Simulator:
         DZ, CP, VC = np.empty((n + 1, nw)), np.empty((n + 1, nw, 3)), np.empty((n + 1, nw))
         F, SR, SA = np.empty((n + 1, nw, 3)), np.empty((n + 1, nw)), np.empty((n + 1, nw))
         IT, COST, ROLL = np.zeros(n + 1), np.zeros(n + 1), np.full(n + 1, np.nan)
+        CONV = np.ones(n + 1, dtype=bool)
         qvel = np.zeros(m.num_dof) if qvel0 is None else np.asarray(qvel0, dtype=float)
         start = time.perf_counter()
         bar = _Progress(n, progress)
@@ -312,14 +317,14 @@ class Simulator:
             Q[k], QV[k] = q, qvel
             DZ[k], VC[k], F[k] = r.dz, np.linalg.norm(r.v_contact, axis=1), r.contact_force
             CP[k] = r.contact_points
-            SR[k], SA[k], IT[k], COST[k] = r.slip_ratio, r.slip_angle, r.iterations, r.cost
+            SR[k], SA[k], IT[k], COST[k], CONV[k] = r.slip_ratio, r.slip_angle, r.iterations, r.cost, r.converged
             if k < n:
                 q, qvel = r.q, r.qvel
             bar.update(k, time.perf_counter() - start)
         wall = time.perf_counter() - start
         bar.close()
         return SimResult(m.name, self.mode, self.dt, t, Q, QV, DZ, CP, VC, np.zeros(n + 1), ROLL, wall,
-                         list(m.wheel_names), F, SR, SA, IT, COST)
+                         list(m.wheel_names), F, SR, SA, IT, COST, CONV)
 
 
 def _add(q: NDArray, rate: NDArray, h: float) -> NDArray:

@@ -95,6 +95,8 @@ class StepResult:
     iterations: int
     cost: float  # final ‖e‖, N
     n_indep: int
+    converged: bool = True  # ‖e‖ reached the tolerance (or at most 0.1 % of the weight)
+    substeps: int = 1  # > 1 when the step was retaken as shorter steps
 
 
 @dataclass
@@ -237,13 +239,33 @@ class ForceBalance:
         x0 = A[inputs] @ qvel  # warm start: the constraint velocities stay as they are (§2.4.4)
         return evaluate, x0, {"contacts": contacts, "n_indep": len(indep), "act_theta": act_theta}
 
-    def step(self, q: NDArray, qvel: NDArray, u: NDArray, dt: float) -> StepResult:
-        """Advance one step of ``dt`` seconds with actuated joint rate commands ``u`` (rad/s or m/s)."""
-        m, opt = self.model, self.opt
+    def step(self, q: NDArray, qvel: NDArray, u: NDArray, dt: float, max_halvings: int = 3) -> StepResult:
+        """Advance one step of ``dt`` seconds with actuated joint rate commands ``u`` (rad/s or m/s).
+
+        If the force balance does not converge (typically when wheels re-establish contact, §2.4.4
+        "Limitations"), the step is retaken as two half steps, up to ``max_halvings`` times; a step that
+        still misses the tolerance is returned with ``converged=False``.  The non-iterative variant
+        (``max_iterations=1``) never retakes steps: its error is meant to decay over steps.
+        """
+        m = self.model
         u = np.asarray(u, dtype=float)
         if u.shape != self.act_cols.shape or not np.all(np.isfinite(u)):
             raise ModelError(f"actuator commands: expected {self.act_cols.size} finite rates "
                              f"({', '.join(m.actuated_joint_names)}), got {u!r}")
+        r = self._step(q, qvel, u, dt)
+        if r.converged or max_halvings <= 0 or self.opt.max_iterations == 1:  # the non-iterative variant accepts
+            return r
+        a = self.step(q, qvel, u, dt / 2, max_halvings - 1)
+        b = self.step(a.q, a.qvel, u, dt / 2, max_halvings - 1)
+        b.qacc = (b.qvel - qvel) / dt
+        b.dz = a.dz
+        b.contact_points = a.contact_points
+        b.iterations = r.iterations + a.iterations + b.iterations
+        b.substeps = a.substeps + b.substeps
+        return b
+
+    def _step(self, q: NDArray, qvel: NDArray, u: NDArray, dt: float) -> StepResult:
+        m, opt = self.model, self.opt
         evaluate, x, info = self.problem(q, qvel, u, dt)
         e, J, extra = evaluate(x)
         tol = opt.tolerance * self.weight
@@ -265,7 +287,8 @@ class ForceBalance:
         qvel_next, f_c, vc = extra
         if not np.all(np.isfinite(qvel_next)):
             raise ModelError(f"{m.name}: the dynamic step produced a non-finite velocity (dt={dt} s too large?)")
-        if not self.ideal and hasattr(opt.actuator, "commit"):
+        converged = bool(np.linalg.norm(e) <= max(tol, 1e-3 * self.weight))
+        if not self.ideal and hasattr(opt.actuator, "commit") and converged:
             opt.actuator.commit(info["act_theta"], qvel_next[self.act_cols], u, dt)
         qacc = (qvel_next - qvel) / dt
         q_next = euler_step(q, qvel_next, dt)  # eq. 2.86 with q̇'[i+1]
@@ -276,8 +299,7 @@ class ForceBalance:
         slip_ratio = np.where(denom > 1e-9, (Rw - V_x) / np.where(denom > 1e-9, denom, 1.0), 0.0)
         slip_angle = np.arctan2(vc[:, 1], np.abs(V_x))  # eq. 2.42
         return StepResult(q_next, qvel_next, qacc, f_c, info["contacts"].points, info["contacts"].dz, vc,
-                          slip_ratio, slip_angle, it,
-                          float(np.linalg.norm(e)), info["n_indep"])
+                          slip_ratio, slip_angle, it, float(np.linalg.norm(e)), info["n_indep"], converged)
 
     def _independent_rows(self, A: NDArray, rigid: NDArray) -> tuple[NDArray, NDArray]:
         """indep (sorted row indices, eqs. 2.66–2.68) and the input rows (indep minus rigid rows)."""

@@ -99,7 +99,12 @@ def simulate_stiff_ode(model: WmrModel, terrain: Terrain, contact: object, comma
     y0 = np.r_[q0, np.zeros(n), np.zeros(act.size)]
     t_eval = np.arange(0.0, duration + 1e-12, sample_dt)
     start = time.perf_counter()
-    sol = solve_ivp(rhs, (0.0, duration), y0, method=method, t_eval=t_eval, rtol=rtol, atol=atol, max_step=max_step)
+    try:
+        sol = solve_ivp(rhs, (0.0, duration), y0, method=method, t_eval=t_eval, rtol=rtol, atol=atol,
+                        max_step=max_step)
+    except (ValueError, FloatingPointError, np.linalg.LinAlgError) as e:
+        raise ModelError(f"stiff ODE solver {method} failed (rtol={rtol}, atol={atol}): {e}; the contact forces "
+                         "make the system stiff — tighten the tolerances or limit max_step") from None
     wall = time.perf_counter() - start
     if not sol.success:
         raise ModelError(f"stiff ODE solver {method} failed: {sol.message}")
