@@ -129,6 +129,8 @@ def sim_parser() -> argparse.ArgumentParser:
     p.add_argument("--integrator", default="euler", choices=["euler", "rk4"], help="eq. 2.39 Euler or RK4")
     p.add_argument("--controller", default=None,
                    help="controller type (default: the vehicle YAML's; 'naive' = equal wheel speeds)")
+    p.add_argument("--engine", default="auto", choices=["auto", "compiled", "python"],
+                   help="compiled (numba) or Python step path; auto = compiled where supported (default)")
     p.add_argument("--x", type=float, default=None, help="start x, m (default: the vehicle YAML's initial_pose)")
     p.add_argument("--y", type=float, default=None, help="start y, m")
     p.add_argument("--yaw", type=float, default=None, help="start yaw, rad")
@@ -158,7 +160,7 @@ def sim_main(argv: list[str] | None = None) -> int:
             dynamics = DynamicsOptions.from_config(model, contact=args.contact, actuator=args.actuator)
         sim = Simulator(model, ground, mode=args.mode, dt=args.dt, integrator=args.integrator,
                         controller=BodyVelocityController(model, args.controller), slip=SlipParams(tuple(args.slip)),
-                        dynamics=dynamics)
+                        dynamics=dynamics, engine=args.engine)
         start = None if args.x is None and args.y is None else (
             args.x if args.x is not None else (model.config.get("initial_pose") or {}).get("xyz", [0, 0])[0],
             args.y if args.y is not None else (model.config.get("initial_pose") or {}).get("xyz", [0, 0])[1])
@@ -182,7 +184,7 @@ def sim_main(argv: list[str] | None = None) -> int:
     fp = summary["final_pose"]
     print(f"{model.name}: {args.mode} model, dt {args.dt} s, {summary['steps']} steps, "
           f"{summary['sim_time_s']:.2f} s simulated in {summary['wall_time_s']:.3f} s "
-          f"({summary['real_time_factor']:.0f}x real time)")
+          f"({summary['real_time_factor']:.0f}x real time, {sim.engine_used} engine)")
     print(f"  distance {summary['distance_m']:.3f} m; final pose x {fp[0]:+.3f} y {fp[1]:+.3f} z {fp[2]:+.3f} m, "
           f"roll {fp[3]:+.3f} pitch {fp[4]:+.3f} yaw {fp[5]:+.3f} rad")
     print(f"  mean contact-point speed {summary['mean_contact_speed_mps']:.4f} m/s, max |dz| "

@@ -42,6 +42,7 @@ from wmr_dynamics.model import WmrModel
 from wmr_dynamics.terrain import Terrain
 
 MODES = ("kinematic", "enhanced", "dynamic")
+ENGINES = ("auto", "compiled", "python")
 INTEGRATORS = ("euler", "rk4")
 CONTACT_TOLERANCE = 0.01  # m: a wheel counts as "in contact" when Δz <= 1 cm
 
@@ -175,11 +176,18 @@ class Simulator:
             :class:`~wmr_dynamics.controllers.BodyVelocityController` of the vehicle's YAML type.
         slip: body slip parameters for ``enhanced`` mode.
         baumgarte: σ of eqs. 2.35–2.36, 1/s; default 1/dt (its upper bound).
+        dynamics: ``DynamicsOptions`` for ``dynamic`` mode (default: from the vehicle YAML).
+        engine: ``"auto"`` (default) runs dynamic mode on the compiled path (``wmr_dynamics.compiled``)
+            whenever it can — compiled contact model and actuators, a :class:`BodyVelocityController`, a
+            Plane or HeightGrid terrain — and on the Python path otherwise; ``"compiled"`` insists (other
+            terrains are rasterized at 2 cm; a configuration it cannot run raises ModelError naming why);
+            ``"python"`` always takes the Python path.  Both paths compute the same steps (tested to
+            1e-9); ``engine_used`` says which one runs.
     """
 
     def __init__(self, model: WmrModel, terrain: Terrain, mode: str = "kinematic", dt: float = 0.04,
                  integrator: str = "euler", controller: Callable | None = None, slip: SlipParams | None = None,
-                 baumgarte: float | None = None, dynamics: object | None = None) -> None:
+                 baumgarte: float | None = None, dynamics: object | None = None, engine: str = "auto") -> None:
         if mode not in MODES:
             raise ModelError(f"mode '{mode}' is not one of {', '.join(MODES)}")
         if integrator not in INTEGRATORS:
@@ -202,6 +210,19 @@ class Simulator:
                                  f"integrator '{integrator}' is for the kinematic modes")
             opts = dynamics if dynamics is not None else DynamicsOptions.from_config(model)
             self.force_balance = ForceBalance(model, terrain, opts)
+        if engine not in ENGINES:
+            raise ModelError(f"engine '{engine}' is not one of {', '.join(ENGINES)}")
+        self.engine, self.engine_used, self.compiled = engine, "python", None
+        if mode == "dynamic" and engine != "python":
+            from wmr_dynamics.compiled.engine import CompiledDynamics, NotCompilable
+
+            try:
+                self.compiled = CompiledDynamics(model, terrain, self.force_balance.opt, self.controller,
+                                                 exact_terrain=engine == "auto")
+                self.engine_used = "compiled"
+            except NotCompilable as e:
+                if engine == "compiled":
+                    raise ModelError(f"engine 'compiled' cannot run this simulation: {e}") from None
 
     def initial_state(self, xyz: ArrayLike | None = None, yaw: float | None = None) -> NDArray:
         """A state on the terrain (§2.2.4) at the YAML's ``initial_pose`` or the given x, y (m) and yaw (rad)."""
@@ -301,6 +322,8 @@ class Simulator:
         n = int(round(duration / self.dt))
         nw = m.num_wheels
         t = np.arange(n + 1) * self.dt
+        if self.compiled is not None:
+            return self._run_compiled(t, cmd, q, qvel0)
         Q, QV = np.empty((n + 1, m.num_states)), np.empty((n + 1, m.num_dof))
         DZ, CP, VC = np.empty((n + 1, nw)), np.empty((n + 1, nw, 3)), np.empty((n + 1, nw))
         F, SR, SA = np.empty((n + 1, nw, 3)), np.empty((n + 1, nw)), np.empty((n + 1, nw))
@@ -325,6 +348,80 @@ class Simulator:
         bar.close()
         return SimResult(m.name, self.mode, self.dt, t, Q, QV, DZ, CP, VC, np.zeros(n + 1), ROLL, wall,
                          list(m.wheel_names), F, SR, SA, IT, COST, CONV)
+
+
+    def _run_compiled(self, t: NDArray, cmd: Callable, q: NDArray, qvel0: NDArray | None) -> SimResult:
+        """Dynamic mode on the compiled path: the whole run is one call (``wmr_dynamics.compiled``)."""
+        m = self.model
+        cmds = np.array([_checked_command(cmd, tk) for tk in t])
+        qvel = np.zeros(m.num_dof) if qvel0 is None else np.asarray(qvel0, dtype=float)
+        self.compiled.warm_up()  # one-off compilation / cache load stays out of the timed loop
+        start = time.perf_counter()
+        r = self.compiled.rollout(q, qvel, cmds, self.dt)
+        wall = time.perf_counter() - start
+        return SimResult(m.name, self.mode, self.dt, t, r.q, r.qvel, r.dz, r.contact_points, r.contact_speed,
+                         np.zeros(len(t)), np.full(len(t), np.nan), wall, list(m.wheel_names), r.contact_force,
+                         r.slip_ratio, r.slip_angle, r.iterations, r.cost, r.converged)
+
+    def rollout_batch(self, commands: ArrayLike, q0: ArrayLike | None = None, qvel0: ArrayLike | None = None,
+                      contact_params: ArrayLike | None = None) -> BatchResult:
+        """N dynamic rollouts in one compiled call, in parallel over the cores (for planners, Monte-Carlo).
+
+        Args:
+            commands: (N, n+1, 2) rows (v m/s, ω rad/s) at t = k·dt, k = 0..n (the last row only sets the
+                final row's diagnostics, as in :meth:`run`).
+            q0: (nq,) or (N, nq) initial states; default :meth:`initial_state`.
+            qvel0: (ndof,) or (N, ndof) initial joint-space velocities; default zero.
+            contact_params: optional (N, k, p) contact parameters per trajectory (rows as the contact
+                model's ``kernel_data()[0]``), e.g. friction samples for Monte-Carlo.
+        """
+        if self.compiled is None:
+            raise ModelError("rollout_batch needs mode='dynamic' on the compiled engine "
+                             f"(mode={self.mode!r}, engine used: {self.engine_used})")
+        m = self.model
+        q0 = self.initial_state() if q0 is None else np.asarray(q0, dtype=float)
+        qvel0 = np.zeros(m.num_dof) if qvel0 is None else np.asarray(qvel0, dtype=float)
+        self.compiled.warm_up()
+        start = time.perf_counter()
+        Q, stats, status = self.compiled.rollout_batch(q0, qvel0, commands, self.dt, contact_params)
+        wall = time.perf_counter() - start
+        return BatchResult(self.dt, np.arange(Q.shape[1]) * self.dt, Q, stats, status, wall)
+
+
+@dataclass
+class BatchResult:
+    """N rollouts of :meth:`Simulator.rollout_batch`.
+
+    Attributes:
+        t: (n+1,) s.  q: (N, n+1, nq) states (NaN after a failed step).  stats: (N, 8) per trajectory,
+            columns ``wmr_dynamics.compiled.engine.BATCH_STATS`` (also as :meth:`stat`).  status: (N, 2)
+            status code (0 = ok) and failing row.  wall_time_s: wall time of the compiled call.
+    """
+
+    dt: float
+    t: NDArray
+    q: NDArray
+    stats: NDArray
+    status: NDArray
+    wall_time_s: float
+
+    def stat(self, name: str) -> NDArray:
+        """(N,) one column of ``stats`` by name, e.g. ``"rolled_over"``, ``"min_normal_force_N"``."""
+        from wmr_dynamics.compiled.engine import BATCH_STATS
+
+        if name not in BATCH_STATS:
+            raise KeyError(f"unknown statistic '{name}'; one of {', '.join(BATCH_STATS)}")
+        return self.stats[:, BATCH_STATS.index(name)]
+
+    def final_pose(self) -> NDArray:
+        """(N, 6) final x, y, z (m), roll, pitch, yaw (rad) of each trajectory."""
+        qf = self.q[:, -1]
+        return np.array([[*qq[4:7], *spatial.quat_to_rpy(qq[:4])] for qq in qf])
+
+    @property
+    def real_time_factor(self) -> float:
+        """Simulated time of all trajectories / wall time."""
+        return self.q.shape[0] * float(self.t[-1]) / self.wall_time_s if self.wall_time_s > 0 else float("inf")
 
 
 def _add(q: NDArray, rate: NDArray, h: float) -> NDArray:

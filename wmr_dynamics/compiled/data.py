@@ -1,0 +1,56 @@
+"""Flat-array views of a model and a terrain for the compiled kernels (Pinocchio's Model, MuJoCo's mjModel).
+
+Numba compiles a function once per argument *type*; a ``NamedTuple`` of arrays is one such type, so every
+kernel takes a :class:`ModelData` and a :class:`TerrainData` instead of a dozen loose arrays.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from wmr_dynamics.model import G, WmrModel
+
+#: TerrainData.kind values
+TERRAIN_PLANE = 0  # params = (n_x, n_y, n_z, d): the plane n·r = d, n unit, n_z > 0
+TERRAIN_GRID = 1  # params = (x_min, y_min, dx, dy); grid = heights (ny, nx), bilinear (terrain.HeightGrid)
+
+
+class ModelData(NamedTuple):
+    """A :class:`~wmr_dynamics.model.WmrModel` as flat arrays (names and meaning as on the model)."""
+
+    parent: NDArray  # (nf,) int64, parent frame index (−1 for the body)
+    jtype: NDArray  # (nf,) int64, joint type 0..5 = RX RY RZ PX PY PZ (−1 for the body)
+    T0: NDArray  # (nf, 4, 4) joint frame in its parent at zero displacement
+    I_spatial: NDArray  # (nf, 6, 6) spatial inertia about the frame origin, frame coordinates
+    joint_lower: NDArray  # (nf,) rad or m (−inf: none)
+    joint_upper: NDArray  # (nf,)
+    wheel_frame: NDArray  # (nw,) int64
+    wheel_radius: NDArray  # (nw,) m
+    wheel_tube: NDArray  # (nw,) m, torus tube radius (0 = thin cylinder)
+    actuated_frames: NDArray  # (na,) int64, frames of the actuated joints (WmrModel.actuated_joint_names order)
+    A_joint: NDArray  # (nc, ndof) holonomic joint constraints (eq. 2.26)
+    b_joint: NDArray  # (nc,)
+    total_mass: float  # kg
+    gravity: float  # m/s²
+
+
+class TerrainData(NamedTuple):
+    """A terrain for the compiled kernels: ``kind`` (TERRAIN_PLANE / TERRAIN_GRID), ``params``, ``grid``."""
+
+    kind: int
+    params: NDArray  # (4,) float64
+    grid: NDArray  # (ny, nx) float64 heights (a 2 × 2 dummy for a plane)
+
+
+def model_data(model: WmrModel) -> ModelData:
+    """The model's flat arrays as a :class:`ModelData` (shares the model's read-only arrays)."""
+    c = np.ascontiguousarray
+    return ModelData(
+        parent=c(model.parent), jtype=c(model.joint_type), T0=c(model.T0), I_spatial=c(model.I_spatial),
+        joint_lower=c(model.joint_lower), joint_upper=c(model.joint_upper), wheel_frame=c(model.wheel_frame),
+        wheel_radius=c(model.wheel_radii), wheel_tube=c(model.wheel_tube_radii),
+        actuated_frames=np.flatnonzero(model.actuated).astype(np.int64), A_joint=c(model.A_joint),
+        b_joint=c(model.b_joint), total_mass=float(model.total_mass), gravity=float(G))

@@ -1,0 +1,665 @@
+"""Compiled dynamic step: force-balance optimization (thesis §2.4.2–2.4.4) as one numba kernel.
+
+The same mathematics, in the same order, as :class:`wmr_dynamics.dynamics.force_balance.ForceBalance`
+(read its module docstring for the equations); what changes is the form:
+
+- every quantity lives in a preallocated :class:`DynamicsWorkspace`; nothing is allocated per step;
+- the independent rows (eqs. 2.66–2.68) come from Gram–Schmidt with pivoting
+  (:func:`~wmr_dynamics.compiled.linalg.independent_rows`), the rigid-row projector P from an orthonormal
+  basis of the rigid rows (P = I − BᵀB) instead of a null space and a 13 × 13 solve;
+- the parts of ∂e/∂x that do not depend on x (∂λ/∂x, ∂q̇'/∂x, ∂v_c/∂x, A_Iᵀ ∂λ/∂x) are computed once per
+  step, so an evaluation of (e, ∂e/∂x) inside the Newton iteration costs the contact model plus a few
+  small matrix–vector products;
+- the line search keeps its last evaluation: when the Newton loop accepts that point it is not evaluated
+  again (the Python path does, which costs one evaluation per iteration).
+
+Contact models and actuators are dispatched by an integer kind (numba compiles one kernel for all of
+them and caches it on disk); a user's own Python contact model runs on the Python path instead.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from wmr_dynamics._jit import njit
+from wmr_dynamics.actuators import _pi_kernel, _torque_speed_kernel
+from wmr_dynamics.compiled.collision import wheel_contacts_kernel
+from wmr_dynamics.compiled.data import ModelData, TerrainData
+from wmr_dynamics.compiled.linalg import cho_solve, cho_solve_columns, cholesky, independent_rows, orthonormal_rows
+from wmr_dynamics.contact_models._terra import lut_kernel, terra_kernel
+from wmr_dynamics.contact_models.linear import _linear_kernel
+from wmr_dynamics.contact_models.pacejka import _pacejka_kernel
+from wmr_dynamics.dynamics.line_search import C1, C2
+from wmr_dynamics.dynamics.rigid_body import _crba, _plucker_all, _rnea
+from wmr_dynamics.kinematics.fk import _forward_kinematics
+from wmr_dynamics.kinematics.jacobians import _wheel_jacobian
+from wmr_dynamics.kinematics.state import _euler_step
+
+CONTACT_LINEAR, CONTACT_PACEJKA, CONTACT_TERRA, CONTACT_TERRA_LUT = 0, 1, 2, 3
+ACTUATOR_IDEAL, ACTUATOR_PI, ACTUATOR_TORQUE_SPEED = 0, 1, 2
+#: status codes of :func:`dynamic_step` (0 = ok)
+STATUS_TERRAIN, STATUS_NONFINITE, STATUS_MASS_MATRIX = 1, 2, 3
+
+
+class DynamicsData(NamedTuple):
+    """The dynamic model's settings as flat arrays (built by ``wmr_dynamics.compiled.engine``).
+
+    Joint rows are the model's holonomic constraints followed by one unit row per joint spring (as in
+    ``ForceBalance``); ``joint_k``/``joint_d`` are their spring–damper models (eq. 2.74), unused where
+    ``joint_rigid``.  ``act_P`` rows: PI = (kp, ki, torque limit (0 = none), tanh saturation flag);
+    torque–speed = (stall torque, no-load speed, gain, torque limit).
+    """
+
+    A_joint: NDArray  # (nc, ndof)
+    b_joint: NDArray  # (nc,)
+    joint_k: NDArray  # (nc,) N/m or N·m/rad
+    joint_d: NDArray  # (nc,)
+    joint_rigid: NDArray  # (nc,) bool
+    contact_kind: int
+    contact_P: NDArray  # (1 or nw, n_params)
+    contact_aux: NDArray  # (k,)
+    act_kind: int
+    act_P: NDArray  # (4, na)
+    max_iterations: int
+    tolerance: float  # N: stop when ‖e‖ is below
+    accept: float  # N: a step with ‖e‖ below this counts as converged
+    qr_tolerance: float
+    constant_mass: bool
+    max_halvings: int
+    n_samples: int  # collision: coarse samples of the wheel circle
+
+
+class DynamicsWorkspace(NamedTuple):
+    """Preallocated arrays of one dynamic step (sizes: nf frames, n dof, nw wheels, na actuators, nc joint
+    rows, nA = 3 nw + na + nc constraint rows)."""
+
+    T_parent: NDArray
+    T_world: NDArray
+    X: NDArray
+    Ic: NDArray
+    M: NDArray
+    LM: NDArray
+    bias: NDArray
+    rnea_f: NDArray
+    rnea_v: NDArray
+    rnea_a: NDArray
+    rnea_fr: NDArray
+    zeros_n: NDArray
+    points: NDArray
+    frames: NDArray
+    dz0: NDArray
+    angle: NDArray
+    lateral: NDArray
+    jtmp: NDArray
+    A: NDArray
+    rigid: NDArray
+    v_target: NDArray
+    c_joint: NDArray
+    basis: NDArray
+    resid: NDArray
+    norms: NDArray
+    keep: NDArray
+    indep: NDArray
+    inputs: NDArray  # positions (inside indep) of the input rows
+    AI: NDArray
+    MinvAT: NDArray
+    C: NDArray
+    LC: NDArray
+    Minv_f: NDArray
+    d_const: NDArray
+    dlam: NDArray
+    dq: NDArray
+    dvc: NDArray
+    AJdq: NDArray
+    G0: NDArray
+    v_I: NDArray
+    lam: NDArray
+    qn: NDArray
+    vc: NDArray
+    Rw: NDArray
+    dzn: NDArray
+    fc: NDArray
+    df_dv: NDArray
+    df_dRw: NDArray
+    df_ddz: NDArray
+    f_model: NDArray
+    df: NDArray
+    act_theta_dot: NDArray
+    act_u: NDArray
+    act_f: NDArray
+    act_df: NDArray
+    act_trial: NDArray
+    x: NDArray
+    p: NDArray
+    grad: NDArray
+    H: NDArray
+    e: NDArray
+    J: NDArray
+    x_t: NDArray
+    e_t: NDArray
+    J_t: NDArray
+    ints: NDArray  # [ni, nx, nb_rigid, mass_ready]
+    # adaptive sub-stepping
+    q_cur: NDArray
+    qvel_cur: NDArray
+    q_try: NDArray
+    qvel_try: NDArray
+    integral_try: NDArray
+
+
+@njit
+def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
+    """A workspace for ``md`` and ``fd`` (one per rollout / thread; compiled so batches allocate in parallel)."""
+    nf = md.parent.shape[0]
+    n = nf + 5
+    nw = md.wheel_frame.shape[0]
+    na = md.actuated_frames.shape[0]
+    nc = fd.A_joint.shape[0]
+    nA = 3 * nw + na + nc
+    nq = nf + 6
+    na1, nc1 = max(na, 1), max(nc, 1)
+    z = np.zeros
+    b = np.bool_
+    return DynamicsWorkspace(
+        z((nf, 4, 4)), z((nf, 4, 4)), z((nf, 6, 6)), z((nf, 6, 6)), z((n, n)), z((n, n)), z(n),  # T..bias
+        z((nf, 6)), z((nf, 6)), z((nf, 6)), z((nf, 6)), z(n),  # rnea work, zeros_n
+        z((nw, 3)), z((nw, 3, 3)), z(nw), z(nw), z(nw),  # points, frames, dz0, angle, lateral
+        z((3, n)), z((nA, n)), np.zeros(nA, dtype=b), z(nA), z(nc1),  # jtmp, A, rigid, v_target, c_joint
+        z((n, n)), z((nA, n)), z(nA), np.zeros(nA, dtype=b),  # basis, resid, norms, keep
+        np.zeros(nA, dtype=np.int64), np.zeros(nA, dtype=np.int64),  # indep, inputs
+        z((n, n)), z((n, n)), z((n, n)), z((n, n)), z(n), z(n),  # AI, MinvAT, C, LC, Minv_f, d_const
+        z((n, n)), z((n, n)), z((3 * nw, n)), z((nc1, n)), z((n, n)),  # dlam, dq, dvc, AJdq, G0
+        z(n), z(n), z(n), z((nw, 3)), z(nw), z(nw),  # v_I, lam, qn, vc, Rw, dzn
+        z((nw, 3)), z((nw, 3, 3)), z((nw, 3)), z((nw, 3)),  # fc, df_dv, df_dRw, df_ddz
+        z(nA), z((nA, n)),  # f_model, df
+        z(na1), z(na1), z(na1), z(na1), z(na1),  # actuator work
+        z(n), z(n), z(n), z((n, n)), z(n), z((n, n)), z(n), z(n), z((n, n)),  # x, p, grad, H, e, J, x_t, e_t, J_t
+        np.zeros(4, dtype=np.int64),  # ints
+        z(nq), z(n), z(nq), z(n), z(na1))  # sub-stepping
+
+
+# ---- per-step set-up (steps 1–2 of the force_balance module docstring) -----------------------------------
+@njit
+def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray, qvel: NDArray,
+           u: NDArray, dt: float) -> int:
+    """FK, collision, M and c, A (eq. 2.55), independent rows (2.66–2.68), C (2.80) and the constant parts of
+    the force-balance Jacobian.  Returns a status code."""
+    nf = md.parent.shape[0]
+    n = nf + 5
+    nw = md.wheel_frame.shape[0]
+    na = md.actuated_frames.shape[0]
+    nc = fd.A_joint.shape[0]
+    nA = 3 * nw + na + nc
+    _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)  # Alg. 1
+    bad = wheel_contacts_kernel(md, td, ws.T_world, fd.n_samples, ws.points, ws.frames, ws.dz0, ws.angle,
+                                ws.lateral)
+    if bad != 0:
+        return STATUS_TERRAIN
+    _plucker_all(ws.T_parent, ws.X)
+    if not (fd.constant_mass and ws.ints[3] == 1):
+        _crba(md.parent, md.jtype, md.I_spatial, ws.X, ws.Ic, ws.M)  # Alg. 3
+        if not cholesky(ws.M, n, ws.LM):
+            return STATUS_MASS_MATRIX
+        ws.ints[3] = 1
+    _rnea(md.parent, md.jtype, md.I_spatial, ws.X, ws.T_world[0, :3, :3], qvel, ws.zeros_n, md.gravity,
+          ws.rnea_f, ws.rnea_v, ws.rnea_a, ws.rnea_fr, ws.bias)  # Alg. 4: c
+    # A = [A_wheel; A_act; A_joint] (eq. 2.55), rigid rows and their velocities
+    for w in range(nw):
+        _wheel_jacobian(md.parent, md.jtype, ws.T_world, md.wheel_frame[w], ws.points[w], ws.frames[w],
+                        ws.A[3 * w:3 * w + 3], ws.jtmp)  # Alg. 2
+    for k in range(na):
+        r = 3 * nw + k
+        for j in range(n):
+            ws.A[r, j] = 0.0
+        ws.A[r, md.actuated_frames[k] + 5] = 1.0
+        ws.rigid[r] = fd.act_kind == ACTUATOR_IDEAL
+        ws.v_target[r] = u[k]
+    for k in range(nc):
+        r = 3 * nw + na + k
+        s = -fd.b_joint[k]
+        for j in range(n):
+            ws.A[r, j] = fd.A_joint[k, j]
+            if j >= 6:
+                s += fd.A_joint[k, j] * q[j + 1]
+        ws.c_joint[k] = s  # eq. 2.25 residual (springs: θ − rest)
+        ws.rigid[r] = fd.joint_rigid[k]
+        ws.v_target[r] = -s / dt
+    for r in range(3 * nw):
+        ws.rigid[r] = False
+    # independent rows (eqs. 2.66–2.68): rigid rows first, their span is also the projector's
+    nbr = orthonormal_rows(ws.A, nA, n, ws.rigid, ws.basis)
+    independent_rows(ws.A, nA, n, ws.rigid, fd.qr_tolerance, ws.basis, nbr, ws.resid, ws.norms, ws.keep)
+    ni = 0
+    nx = 0
+    for r in range(nA):
+        if ws.keep[r]:
+            ws.indep[ni] = r
+            if not ws.rigid[r]:
+                ws.inputs[nx] = ni
+                nx += 1
+            for j in range(n):
+                ws.AI[ni, j] = ws.A[r, j]
+            ni += 1
+    ws.ints[0], ws.ints[1], ws.ints[2] = ni, nx, nbr
+    # M⁻¹ A_Iᵀ, C = A_I M⁻¹ A_Iᵀ (eq. 2.80), M⁻¹ (τ − c), d = −A_I M⁻¹(τ − c) (eq. 2.88); τ = 0
+    for i in range(n):
+        for k in range(ni):
+            ws.MinvAT[i, k] = ws.AI[k, i]
+        ws.Minv_f[i] = -ws.bias[i]
+    cho_solve_columns(ws.LM, n, ws.MinvAT, ni)
+    cho_solve(ws.LM, n, ws.Minv_f)
+    tr = 0.0
+    for a in range(ni):
+        for b in range(ni):
+            s = 0.0
+            for j in range(n):
+                s += ws.AI[a, j] * ws.MinvAT[j, b]
+            ws.C[a, b] = s
+        tr += ws.C[a, a]
+        s = 0.0
+        for j in range(n):
+            s += ws.AI[a, j] * ws.Minv_f[j]
+        ws.d_const[a] = -s
+    reg = 1e-12 * tr / max(ni, 1)
+    for a in range(ni):
+        ws.C[a, a] += reg
+    if not cholesky(ws.C, ni, ws.LC):
+        return STATUS_NONFINITE
+    _constant_jacobian_parts(md, fd, ws, ni, nx, n, nw, nc, dt)
+    for k in range(ni):
+        ws.v_I[k] = ws.v_target[ws.indep[k]]
+    for k in range(nx):  # warm start: the input rows' velocities stay as they are (§2.4.4)
+        r = ws.indep[ws.inputs[k]]
+        s = 0.0
+        for j in range(n):
+            s += ws.A[r, j] * qvel[j]
+        ws.x[k] = s
+    return 0
+
+
+@njit
+def _constant_jacobian_parts(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, ni: int, nx: int, n: int,
+                             nw: int, nc: int, dt: float) -> None:
+    """∂λ/∂x = C⁻¹ E / Δt, ∂q̇'[i+1]/∂x = Δt M⁻¹A_Iᵀ ∂λ/∂x, ∂v_c/∂x, A_joint ∂q̇'/∂x and A_Iᵀ ∂λ/∂x."""
+    for a in range(ni):
+        for k in range(nx):
+            ws.dlam[a, k] = 0.0
+    for k in range(nx):
+        ws.dlam[ws.inputs[k], k] = 1.0 / dt
+    cho_solve_columns(ws.LC, ni, ws.dlam, nx)
+    for i in range(n):
+        for k in range(nx):
+            s = 0.0
+            for a in range(ni):
+                s += ws.MinvAT[i, a] * ws.dlam[a, k]
+            ws.dq[i, k] = dt * s
+            s = 0.0
+            for a in range(ni):
+                s += ws.AI[a, i] * ws.dlam[a, k]
+            ws.G0[i, k] = s
+    for r in range(3 * nw):
+        for k in range(nx):
+            s = 0.0
+            for j in range(n):
+                s += ws.A[r, j] * ws.dq[j, k]
+            ws.dvc[r, k] = s
+    for c in range(nc):
+        for k in range(nx):
+            s = 0.0
+            for j in range(n):
+                s += fd.A_joint[c, j] * ws.dq[j, k]
+            ws.AJdq[c, k] = s
+
+
+# ---- one evaluation of the force-balance error (eqs. 2.76–2.83) -------------------------------------------
+@njit
+def _evaluate(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray, qvel: NDArray, integral: NDArray,
+              dt: float, need_jac: bool, e: NDArray, J: NDArray) -> None:
+    """e(x) (and ∂e/∂x if ``need_jac``) into e, J; leaves q̇'[i+1], v_c and the contact forces in ws."""
+    nf = md.parent.shape[0]
+    n = nf + 5
+    nw = md.wheel_frame.shape[0]
+    na = md.actuated_frames.shape[0]
+    nc = fd.A_joint.shape[0]
+    nA = 3 * nw + na + nc
+    ni, nx = ws.ints[0], ws.ints[1]
+    for k in range(nx):
+        ws.v_I[ws.inputs[k]] = x[k]
+    for a in range(ni):  # eq. 2.79: λ = C⁻¹ ((v_I − A_I q̇')/Δt + d), b from eq. 2.61
+        s = 0.0
+        for j in range(n):
+            s += ws.AI[a, j] * qvel[j]
+        ws.lam[a] = (ws.v_I[a] - s) / dt + ws.d_const[a]
+    cho_solve(ws.LC, ni, ws.lam)
+    for i in range(n):  # eqs. 2.82–2.83: q̇'[i+1] = q̇' + Δt (M⁻¹(τ − c) + M⁻¹A_Iᵀ λ)
+        s = ws.Minv_f[i]
+        for a in range(ni):
+            s += ws.MinvAT[i, a] * ws.lam[a]
+        ws.qn[i] = qvel[i] + dt * s
+    for w in range(nw):  # contact-point velocities, Rω, Δz at the step's end
+        for r in range(3):
+            s = 0.0
+            for j in range(n):
+                s += ws.A[3 * w + r, j] * ws.qn[j]
+            ws.vc[w, r] = s
+        ws.Rw[w] = md.wheel_radius[w] * ws.qn[md.wheel_frame[w] + 5]
+        ws.dzn[w] = ws.dz0[w] + ws.vc[w, 2] * dt
+    _contact(fd, ws)  # eq. 2.71
+    for r in range(nA):
+        ws.f_model[r] = 0.0
+    for w in range(nw):
+        for r in range(3):
+            ws.f_model[3 * w + r] = ws.fc[w, r]
+    for k in range(nc):  # eq. 2.74, implicit in q̇'[i+1]
+        if fd.joint_rigid[k]:
+            continue
+        s = 0.0
+        for j in range(n):
+            s += fd.A_joint[k, j] * ws.qn[j]
+        cj = ws.c_joint[k] + dt * s
+        ws.f_model[3 * nw + na + k] = -fd.joint_k[k] * cj - fd.joint_d[k] * s
+    if fd.act_kind != ACTUATOR_IDEAL:  # eq. 2.73
+        _actuators(md, fd, ws, integral, dt)
+        for k in range(na):
+            ws.f_model[3 * nw + k] = ws.act_f[k]
+    for i in range(n):  # eq. 2.78: e = A_Iᵀλ − Aᵀ f_model
+        s = 0.0
+        for a in range(ni):
+            s += ws.AI[a, i] * ws.lam[a]
+        for r in range(nA):
+            s -= ws.A[r, i] * ws.f_model[r]
+        e[i] = s
+    _project(ws, e, n)
+    if not need_jac:
+        return
+    _model_force_jacobian(md, fd, ws, nx, nw, na, nc, dt)
+    for i in range(n):  # ∂e/∂x = A_Iᵀ ∂λ/∂x − Aᵀ ∂f_model/∂x
+        for k in range(nx):
+            s = ws.G0[i, k]
+            for r in range(nA):
+                s -= ws.A[r, i] * ws.df[r, k]
+            J[i, k] = s
+    for k in range(nx):
+        _project_column(ws, J, k, n)
+
+
+@njit
+def _model_force_jacobian(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, nx: int, nw: int, na: int,
+                          nc: int, dt: float) -> None:
+    """∂f_model/∂x by the chain rule through q̇'[i+1] (contact: v_c, Rω, Δz; joints; actuators)."""
+    for w in range(nw):
+        col = md.wheel_frame[w] + 5
+        rad = md.wheel_radius[w]
+        for i in range(3):
+            for k in range(nx):
+                s = (ws.df_dv[w, i, 0] * ws.dvc[3 * w, k] + ws.df_dv[w, i, 1] * ws.dvc[3 * w + 1, k]
+                     + ws.df_dv[w, i, 2] * ws.dvc[3 * w + 2, k])
+                s += ws.df_dRw[w, i] * rad * ws.dq[col, k] + ws.df_ddz[w, i] * dt * ws.dvc[3 * w + 2, k]
+                ws.df[3 * w + i, k] = s
+    for a in range(na):
+        r = 3 * nw + a
+        col = md.actuated_frames[a] + 5
+        for k in range(nx):
+            ws.df[r, k] = ws.act_df[a] * ws.dq[col, k] if fd.act_kind != ACTUATOR_IDEAL else 0.0
+    for c in range(nc):
+        r = 3 * nw + na + c
+        g = 0.0 if fd.joint_rigid[c] else -(fd.joint_k[c] * dt + fd.joint_d[c])
+        for k in range(nx):
+            ws.df[r, k] = g * ws.AJdq[c, k]
+
+
+@njit
+def _project(ws: DynamicsWorkspace, v: NDArray, n: int) -> None:
+    """v ← P v, P = I − BᵀB with B the rigid rows' orthonormal basis (their forces are whatever they need)."""
+    for b in range(ws.ints[2]):
+        d = 0.0
+        for j in range(n):
+            d += ws.basis[b, j] * v[j]
+        for j in range(n):
+            v[j] -= d * ws.basis[b, j]
+
+
+@njit
+def _project_column(ws: DynamicsWorkspace, J: NDArray, k: int, n: int) -> None:
+    for b in range(ws.ints[2]):
+        d = 0.0
+        for j in range(n):
+            d += ws.basis[b, j] * J[j, k]
+        for j in range(n):
+            J[j, k] -= d * ws.basis[b, j]
+
+
+@njit
+def _contact(fd: DynamicsData, ws: DynamicsWorkspace) -> None:
+    if fd.contact_kind == CONTACT_LINEAR:
+        _linear_kernel(ws.vc, ws.Rw, ws.dzn, fd.contact_P, fd.contact_aux, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
+    elif fd.contact_kind == CONTACT_PACEJKA:
+        _pacejka_kernel(ws.vc, ws.Rw, ws.dzn, fd.contact_P, fd.contact_aux, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
+    elif fd.contact_kind == CONTACT_TERRA:
+        terra_kernel(ws.vc, ws.Rw, ws.dzn, fd.contact_P, fd.contact_aux, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
+    else:
+        lut_kernel(ws.vc, ws.Rw, ws.dzn, fd.contact_P, fd.contact_aux, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
+
+
+@njit
+def _actuators(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, integral: NDArray, dt: float) -> None:
+    na = md.actuated_frames.shape[0]
+    for k in range(na):
+        ws.act_theta_dot[k] = ws.qn[md.actuated_frames[k] + 5]
+    P = fd.act_P
+    if fd.act_kind == ACTUATOR_PI:
+        _pi_kernel(ws.act_theta_dot[:na], ws.act_u[:na], dt, integral, P[0], P[1], P[2], P[3, 0] > 0.5,
+                   ws.act_f, ws.act_df, ws.act_trial)
+    else:
+        _torque_speed_kernel(ws.act_theta_dot[:na], ws.act_u[:na], P[0], P[1], P[2], P[3], ws.act_f, ws.act_df)
+
+
+# ---- Newton iteration with the strong-Wolfe line search (eq. 2.84, App. D) --------------------------------
+@njit
+def _dot(a: NDArray, b: NDArray, n: int) -> float:
+    s = 0.0
+    for i in range(n):
+        s += a[i] * b[i]
+    return s
+
+
+@njit
+def _phi(md, fd, ws, qvel, integral, dt, alpha, n, nx) -> tuple:  # noqa: ANN001
+    """φ(α) = ‖e(x + α p)‖² and φ'(α) = 2 (∂e/∂x ᵀ e)·p; the trial point stays in x_t, e_t, J_t."""
+    for k in range(nx):
+        ws.x_t[k] = ws.x[k] + alpha * ws.p[k]
+    _evaluate(md, fd, ws, ws.x_t, qvel, integral, dt, True, ws.e_t, ws.J_t)
+    d = 0.0
+    for k in range(nx):
+        s = 0.0
+        for i in range(n):
+            s += ws.J_t[i, k] * ws.e_t[i]
+        d += s * ws.p[k]
+    return _dot(ws.e_t, ws.e_t, n), 2.0 * d
+
+
+@njit
+def _line_search(md, fd, ws, qvel, integral, dt, phi0, dphi0, n, nx) -> tuple:  # noqa: ANN001
+    """Strong-Wolfe step in (0, 1] (same rules as ``dynamics.line_search.strong_wolfe``).
+
+    Returns (α, α is the last point evaluated, i.e. x_t/e_t/J_t hold it)."""
+    phi1, dphi1 = _phi(md, fd, ws, qvel, integral, dt, 1.0, n, nx)
+    if phi1 <= phi0 + C1 * dphi0 and abs(dphi1) <= -C2 * dphi0:
+        return 1.0, True
+    if not (phi1 > phi0 + C1 * dphi0 or dphi1 >= 0.0):
+        return 1.0, True
+    lo, phi_lo, hi = 0.0, phi0, 1.0  # zoom with bisection (Nocedal & Wright Alg. 3.3)
+    best_a = -1.0
+    a = 0.5
+    for _ in range(30):
+        a = 0.5 * (lo + hi)
+        phi_a, dphi_a = _phi(md, fd, ws, qvel, integral, dt, a, n, nx)
+        if phi_a > phi0 + C1 * a * dphi0 or phi_a >= phi_lo:
+            hi = a
+        else:
+            if abs(dphi_a) <= -C2 * dphi0:
+                return a, True
+            if dphi_a * (hi - lo) >= 0.0:
+                hi = lo
+            lo, phi_lo = a, phi_a
+            best_a = lo
+    if best_a >= 0.0:
+        return best_a, best_a == a
+    return a, True
+
+
+@njit
+def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
+    """Gauss–Newton on ‖e‖² from the warm start ws.x; returns (iterations, ‖e‖).  ws.qn/vc/fc hold the
+    final point's velocities and forces."""
+    nx = ws.ints[1]
+    _evaluate(md, fd, ws, ws.x, qvel, integral, dt, True, ws.e, ws.J)
+    it = 0
+    norm = math.sqrt(_dot(ws.e, ws.e, n))
+    while it < fd.max_iterations and norm > fd.tolerance:
+        it += 1
+        tr = 0.0
+        for a in range(nx):  # H = JᵀJ (Gauss–Newton Hessian of eq. 2.84, halved), g = Jᵀe
+            s = 0.0
+            for i in range(n):
+                s += ws.J[i, a] * ws.e[i]
+            ws.grad[a] = s
+            for b in range(a + 1):
+                s = 0.0
+                for i in range(n):
+                    s += ws.J[i, a] * ws.J[i, b]
+                ws.H[a, b] = s
+            tr += ws.H[a, a]
+        reg = 1e-12 * tr / max(nx, 1) + 1e-300
+        for a in range(nx):
+            ws.H[a, a] += reg
+            ws.p[a] = -ws.grad[a]
+        if not cholesky(ws.H, nx, ws.H):
+            break
+        cho_solve(ws.H, nx, ws.p)
+        alpha, fresh = _line_search(md, fd, ws, qvel, integral, dt, norm * norm, 2.0 * _dot(ws.grad, ws.p, nx),
+                                    n, nx)
+        for k in range(nx):
+            ws.x[k] += alpha * ws.p[k]
+        if fresh:  # the line search's last evaluation is the accepted point: keep it
+            for i in range(n):
+                ws.e[i] = ws.e_t[i]
+                for k in range(nx):
+                    ws.J[i, k] = ws.J_t[i, k]
+        else:
+            _evaluate(md, fd, ws, ws.x, qvel, integral, dt, True, ws.e, ws.J)
+        norm = math.sqrt(_dot(ws.e, ws.e, n))
+    # the last evaluation was at the final x (initial point, accepted trial, or re-evaluation): ws.qn, vc, fc
+    return it, norm
+
+
+@njit
+def force_balance_step(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray,
+                       qvel: NDArray, u: NDArray, integral: NDArray, dt: float, q_next: NDArray,
+                       qvel_next: NDArray) -> tuple:
+    """One force-balance step of ``dt`` without sub-stepping (``ForceBalance._step``).
+
+    Returns (status, iterations, ‖e‖ (N), converged).  The PI integral is advanced in ``integral`` if the
+    step converged.  Forces, v_c and Δz of the step stay in ``ws`` (fc, vc, dz0, points).
+    """
+    nf = md.parent.shape[0]
+    n = nf + 5
+    na = md.actuated_frames.shape[0]
+    for k in range(na):
+        ws.act_u[k] = u[k]
+    status = _setup(md, td, fd, ws, q, qvel, u, dt)
+    if status != 0:
+        return status, 0, np.inf, False
+    it, norm = _newton(md, fd, ws, qvel, integral, dt, n)
+    for i in range(n):
+        if not math.isfinite(ws.qn[i]):
+            return STATUS_NONFINITE, it, norm, False
+        qvel_next[i] = ws.qn[i]
+    converged = norm <= fd.accept
+    if converged and fd.act_kind == ACTUATOR_PI:
+        _commit_pi(md, fd, ws, integral, dt)
+    _euler_step(q, qvel_next, dt, q_next)  # eq. 2.86 with q̇'[i+1]
+    return 0, it, norm, converged
+
+
+@njit
+def _commit_pi(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, integral: NDArray, dt: float) -> None:
+    """PIActuator.commit at the accepted rates: the advanced integral, clamped to |ki·I| <= limit."""
+    _actuators(md, fd, ws, integral, dt)
+    na = md.actuated_frames.shape[0]
+    P = fd.act_P
+    for k in range(na):
+        ki = P[1, 0] if P.shape[1] == 1 else P[1, k]
+        lim = P[2, 0] if P.shape[1] == 1 else P[2, k]
+        v = ws.act_trial[k]
+        if lim > 0.0 and ki > 0.0:
+            cap = lim / ki
+            v = min(max(v, -cap), cap)
+        integral[k] = v
+
+
+@njit
+def dynamic_step(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray, qvel: NDArray,
+                 u: NDArray, integral: NDArray, dt: float, q_next: NDArray, qvel_next: NDArray,
+                 out_dz: NDArray, out_points: NDArray) -> tuple:
+    """One time step with sub-stepping: an unconverged step is retaken as two half steps, up to
+    ``fd.max_halvings`` times (``ForceBalance.step``; the non-iterative variant never retakes).
+
+    Returns (status, total iterations, ‖e‖ of the last sub-step, converged, sub-steps).  Δz and contact
+    points of the step's start go to ``out_dz``/``out_points``; forces, v_c (ws.fc, ws.vc) are those of the
+    last sub-step.
+    """
+    nw = md.wheel_frame.shape[0]
+    status, it, norm, conv = force_balance_step(md, td, fd, ws, q, qvel, u, integral, dt, q_next, qvel_next)
+    for w in range(nw):
+        out_dz[w] = ws.dz0[w]
+        for r in range(3):
+            out_points[w, r] = ws.points[w, r]
+    if status != 0 or conv or fd.max_halvings <= 0 or fd.max_iterations == 1:
+        return status, it, norm, conv, 1
+    # Sub-steps on the binary grid of N = 2^H finest steps: from position p the attempt is the largest
+    # aligned interval (the recursion's next right child), halved while it fails to converge.
+    N = 1 << fd.max_halvings
+    nq = q.shape[0]
+    ndof = qvel.shape[0]
+    for i in range(nq):
+        ws.q_cur[i] = q[i]
+    for i in range(ndof):
+        ws.qvel_cur[i] = qvel[i]
+    total = it
+    subs = 0
+    pos = 0
+    first = True
+    while pos < N:
+        size = N if first else (pos & -pos)
+        if first:
+            size = N // 2  # the full step already failed
+            first = False
+        while True:
+            for k in range(integral.shape[0]):
+                ws.integral_try[k] = integral[k]
+            status, it, norm, conv = force_balance_step(md, td, fd, ws, ws.q_cur, ws.qvel_cur, u, ws.integral_try,
+                                                        dt * size / N, ws.q_try, ws.qvel_try)
+            total += it
+            if status != 0:
+                return status, total, norm, False, subs
+            if conv or size == 1:
+                break
+            size //= 2
+        for k in range(integral.shape[0]):
+            integral[k] = ws.integral_try[k]
+        for i in range(nq):
+            ws.q_cur[i] = ws.q_try[i]
+        for i in range(ndof):
+            ws.qvel_cur[i] = ws.qvel_try[i]
+        subs += 1
+        pos += size
+    for i in range(nq):
+        q_next[i] = ws.q_cur[i]
+    for i in range(ndof):
+        qvel_next[i] = ws.qvel_cur[i]
+    return 0, total, norm, conv, subs

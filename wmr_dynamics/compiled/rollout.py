@@ -1,0 +1,153 @@
+"""Compiled rollouts: a whole dynamic simulation — or a batch of them, in parallel over cores — in one call.
+
+A rollout records, for rows k = 0..n (time k·Δt), the state at the start of step k and the step's
+diagnostics, exactly as ``Simulator.run`` does in dynamic mode (the last row's step is solved for its
+diagnostics only).  Batches run one rollout per trajectory over ``prange``; each trajectory allocates its
+own workspace once, so threads share nothing but the read-only model, terrain and commands.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import prange
+from numpy.typing import NDArray
+
+from wmr_dynamics._jit import njit
+from wmr_dynamics.compiled.controllers import ControllerData, controller_rates
+from wmr_dynamics.compiled.data import ModelData, TerrainData
+from wmr_dynamics.compiled.dynamics import DynamicsData, DynamicsWorkspace, dynamic_step, dynamics_workspace
+from wmr_dynamics.kinematics.fk import _forward_kinematics
+
+
+@njit
+def _slip(md: ModelData, ws: DynamicsWorkspace, w: int) -> tuple:
+    """Slip ratio (eq. 2.40, normalized by the larger speed) and slip angle (eq. 2.42) of wheel w."""
+    rw = ws.Rw[w]
+    vx = ws.vc[w, 0] + rw  # wheel-centre speed over ground
+    den = max(abs(rw), abs(vx))
+    ratio = (rw - vx) / den if den > 1e-9 else 0.0
+    return ratio, math.atan2(ws.vc[w, 1], abs(vx))
+
+
+@njit
+def dynamic_rollout(md: ModelData, td: TerrainData, fd: DynamicsData, cd: ControllerData, ws: DynamicsWorkspace,
+                    q0: NDArray, qvel0: NDArray, cmds: NDArray, dt: float, integral: NDArray, u: NDArray,
+                    Q: NDArray, QV: NDArray, DZ: NDArray, CP: NDArray, VC: NDArray, F: NDArray, SR: NDArray,
+                    SA: NDArray, IT: NDArray, COST: NDArray, CONV: NDArray, record: bool) -> tuple:
+    """Simulate len(cmds) − 1 steps from (q0, q̇'0) with command rows ``cmds`` (see ``controller_rates``).
+
+    With ``record`` every row k of the outputs is written (shapes (n+1, ...)); without, only Q is written
+    per row and the diagnostics arrays (shape (1, ...)) keep running extremes in row 0: DZ → max |Δz|,
+    VC → max ‖v_c‖, F[0, :, 2] → min normal force per wheel, SR/SA → max |slip ratio| / |slip angle|,
+    IT → total iterations, COST → max ‖e‖, CONV → all converged.
+    Returns (status, row of the failure or −1).
+    """
+    n = cmds.shape[0] - 1
+    nw = md.wheel_frame.shape[0]
+    nq, ndof = q0.shape[0], qvel0.shape[0]
+    q = ws.q_cur.copy()
+    qv = ws.qvel_cur.copy()
+    q_next = np.empty(nq)
+    qv_next = np.empty(ndof)
+    dz = np.empty(nw)
+    pts = np.empty((nw, 3))
+    q[:] = q0
+    qv[:] = qvel0
+    if not record:
+        for w in range(nw):
+            DZ[0, w] = 0.0
+            VC[0, w] = 0.0
+            F[0, w, 2] = np.inf
+            SR[0, w] = 0.0
+            SA[0, w] = 0.0
+        IT[0], COST[0], CONV[0] = 0.0, 0.0, True
+    for k in range(n + 1):
+        _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)
+        controller_rates(md, cd, q, ws.T_world, cmds[k], u)
+        for i in range(u.shape[0]):
+            if not math.isfinite(u[i]):
+                return 4, k
+        status, it, cost, conv, _ = dynamic_step(md, td, fd, ws, q, qv, u, integral, dt, q_next, qv_next, dz, pts)
+        Q[k] = q
+        if status != 0:
+            return status, k
+        if record:
+            QV[k] = qv
+            CONV[k], IT[k], COST[k] = conv, it, cost
+            for w in range(nw):
+                DZ[k, w] = dz[w]
+                VC[k, w] = math.sqrt(ws.vc[w, 0] ** 2 + ws.vc[w, 1] ** 2 + ws.vc[w, 2] ** 2)
+                SR[k, w], SA[k, w] = _slip(md, ws, w)
+                for r in range(3):
+                    CP[k, w, r] = pts[w, r]
+                    F[k, w, r] = ws.fc[w, r]
+        else:
+            IT[0] += it
+            COST[0] = max(COST[0], cost)
+            CONV[0] = CONV[0] and conv
+            for w in range(nw):
+                sr, sa = _slip(md, ws, w)
+                DZ[0, w] = max(DZ[0, w], abs(dz[w]))
+                VC[0, w] = max(VC[0, w], math.sqrt(ws.vc[w, 0] ** 2 + ws.vc[w, 1] ** 2 + ws.vc[w, 2] ** 2))
+                F[0, w, 2] = min(F[0, w, 2], ws.fc[w, 2])
+                SR[0, w] = max(SR[0, w], abs(sr))
+                SA[0, w] = max(SA[0, w], abs(sa))
+        if k < n:
+            q[:] = q_next
+            qv[:] = qv_next
+    return 0, -1
+
+
+@njit(parallel=True)
+def dynamic_rollout_batch(md: ModelData, td: TerrainData, fd: DynamicsData, cd: ControllerData, q0: NDArray,
+                          qvel0: NDArray, cmds: NDArray, dt: float, contact_P: NDArray, Q: NDArray,
+                          stats: NDArray, status: NDArray) -> None:
+    """N rollouts in parallel: q0 (N, nq), qvel0 (N, ndof), cmds (N, n+1, m); contact_P (N, k, p) per-trajectory
+    contact parameters or an empty (0, k, p) array for the model's own.
+
+    Writes Q (N, n+1, nq) and per trajectory ``stats`` (N, 8): max |slip ratio|, max |slip angle| (rad),
+    min normal force (N, over wheels and steps), max |Δz| (m), max ‖v_c‖ (m/s), mean force-balance
+    iterations per step, all converged (1/0), rolled over (1/0: the body's z axis pointed down at some
+    row); ``status`` (N, 2): status code and failing row (−1 if none).
+    """
+    N = q0.shape[0]
+    nw = md.wheel_frame.shape[0]
+    na = md.actuated_frames.shape[0]
+    n = cmds.shape[1] - 1
+    for b in prange(N):
+        f = fd
+        if contact_P.shape[0] > 0:
+            f = DynamicsData(fd.A_joint, fd.b_joint, fd.joint_k, fd.joint_d, fd.joint_rigid, fd.contact_kind,
+                             contact_P[b], fd.contact_aux, fd.act_kind, fd.act_P, fd.max_iterations, fd.tolerance,
+                             fd.accept, fd.qr_tolerance, fd.constant_mass, fd.max_halvings, fd.n_samples)
+        ws = dynamics_workspace(md, f)
+        c = ControllerData(cd.kind, cd.steer_frame, cd.steer_actuated, cd.steer_wheels, cd.steer_gain,
+                           cd.max_steer_rate, np.zeros(cd.rates.shape[0]), np.zeros(cd.steer_rate.shape[0]))
+        DZ, VC, SR, SA = np.empty((1, nw)), np.empty((1, nw)), np.empty((1, nw)), np.empty((1, nw))
+        F = np.empty((1, nw, 3))
+        IT, COST = np.empty(1), np.empty(1)
+        CONV = np.empty(1, dtype=np.bool_)
+        dummy3 = np.empty((1, nw, 3))
+        dummyq = np.empty((1, qvel0.shape[1]))
+        st, row = dynamic_rollout(md, td, f, c, ws, q0[b], qvel0[b], cmds[b], dt, np.zeros(max(na, 1))[:na],
+                                  np.empty(max(na, 1)), Q[b], dummyq, DZ, dummy3, VC, F, SR, SA, IT, COST, CONV,
+                                  False)
+        status[b, 0], status[b, 1] = st, row
+        fmin = np.inf
+        for w in range(nw):
+            fmin = min(fmin, F[0, w, 2])
+        stats[b, 0] = SR[0].max()
+        stats[b, 1] = SA[0].max()
+        stats[b, 2] = fmin
+        stats[b, 3] = DZ[0].max()
+        stats[b, 4] = VC[0].max()
+        stats[b, 5] = IT[0] / (n + 1)
+        stats[b, 6] = 1.0 if CONV[0] else 0.0
+        rolled = 0.0
+        for k in range(n + 1):
+            x, y = Q[b, k, 0], Q[b, k, 1]
+            if 1.0 - 2.0 * (x * x + y * y) < 0.0:  # R[2, 2] of the body quaternion
+                rolled = 1.0
+        stats[b, 7] = rolled
