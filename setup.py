@@ -30,6 +30,7 @@ setup(
         "console_scripts": [
             "wmr-sim = wmr_dynamics.cli:sim_main",
             "wmr-show = wmr_dynamics.cli:show_main",
+            "wmr-sweep = wmr_dynamics.sweep:main",
         ],
     },
 )

@@ -15,8 +15,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-import wmr_dynamics as wmr  # noqa: E402
 import zoe_rough as zoe  # noqa: E402
+from shared_paths import TERRAINS  # noqa: E402
+
+import wmr_dynamics as wmr  # noqa: E402
 from wmr_dynamics.actuators import PIActuator  # noqa: E402
 from wmr_dynamics.contact_models import LinearContact  # noqa: E402
 from wmr_dynamics.controllers import BodyVelocityController  # noqa: E402
@@ -24,8 +26,6 @@ from wmr_dynamics.dynamics.force_balance import DynamicsOptions  # noqa: E402
 from wmr_dynamics.errors import ModelError  # noqa: E402
 from wmr_dynamics.simulate import Simulator  # noqa: E402
 from wmr_dynamics.terrain import HeightGrid, Plane, Ramp, gaussian_rough_terrain  # noqa: E402
-
-from shared_paths import TERRAINS  # noqa: E402
 
 
 def both(model, terrain, duration, command, q0=None, qvel0=None, **kw):
@@ -111,7 +111,7 @@ def test_constant_mass_matrix_option_matches_python(zoe_model, rough):
     opts = [DynamicsOptions.from_config(zoe_model, contact="linear", constant_mass_matrix=True) for _ in range(2)]
     res = [Simulator(zoe_model, rough, mode="dynamic", dt=0.04, engine=e, dynamics=o,
                      controller=BodyVelocityController(zoe_model, "naive")).run(1.0, (0.5, 0.0), q0=q0, progress=False)
-           for e, o in zip(("python", "compiled"), opts)]
+           for e, o in zip(("python", "compiled"), opts, strict=True)]
     assert_same(*res)
 
 

@@ -14,9 +14,9 @@ from wmr_dynamics.compiled.terrain import height_normal
 
 
 @njit
-def _rim_dz(td: TerrainData, T: NDArray, rc: float, tube: float, delta: float) -> tuple:
-    """Δz (eq. 2.8) of the rim point at contact angle δ (eq. 2.9): (dz, c_x, c_y, c_z, n_x, n_y, n_z)."""
-    s, c = math.sin(delta), math.cos(delta)
+def _rim_dz(td: TerrainData, T: NDArray, rc: float, tube: float, s: float, c: float) -> tuple:
+    """Δz (eq. 2.8) of the rim point at contact angle δ (eq. 2.9) with s = sin δ, c = cos δ:
+    (dz, c_x, c_y, c_z, n_x, n_y, n_z)."""
     cx = T[0, 3] - rc * (s * T[0, 0] + c * T[0, 2])
     cy = T[1, 3] - rc * (s * T[1, 0] + c * T[1, 2])
     cz = T[2, 3] - rc * (s * T[2, 0] + c * T[2, 2])
@@ -25,41 +25,71 @@ def _rim_dz(td: TerrainData, T: NDArray, rc: float, tube: float, delta: float) -
 
 
 @njit
+def _rim_dz_at(td: TerrainData, T: NDArray, rc: float, tube: float, sb: float, cb: float, sa: float,
+               ca: float) -> float:
+    """Δz at δ = β + α from sin/cos of β and α (angle addition: no trigonometric call per sample)."""
+    return _rim_dz(td, T, rc, tube, sb * ca + cb * sa, cb * ca - sb * sa)[0]
+
+
+@njit
 def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_samples: int, points: NDArray,
                           frames: NDArray, dz: NDArray, angle: NDArray, lateral: NDArray) -> int:
     """Contacts of every wheel into the preallocated outputs (see ``collision.Contacts``); returns 0, or
-    1 + the index of the first wheel whose terrain query was not finite."""
-    for w in range(md.wheel_frame.shape[0]):
-        f = md.wheel_frame[w]
-        T = T_world[f]
-        tube = md.wheel_tube[w]
-        rc = md.wheel_radius[w] - tube
-        step = 2.0 * math.pi / n_samples
-        best, fbest = 0.0, math.inf
-        for k in range(n_samples):  # coarse samples on the whole circle
-            d = -math.pi + k * step
-            v = _rim_dz(td, T, rc, tube, d)[0]
-            if v < fbest:
-                best, fbest = d, v
-        for _ in range(N_REFINE):  # 5 samples around the best, bracket shrinking 4× per round
-            b0, fbest = best, math.inf
-            for o in range(5):
-                d = b0 + step * (-1.0 + 0.5 * o)
-                v = _rim_dz(td, T, rc, tube, d)[0]
+    1 + the index of the first wheel whose terrain query was not finite.
+
+    The samples are those of the Python search (coarse δ on the whole circle, ``N_REFINE`` rounds of five
+    around the best, a parabola); sines and cosines of the sample offsets are shared by all wheels, and the
+    centre sample of a round, already known, is not evaluated again.
+    """
+    nw = md.wheel_frame.shape[0]
+    step = 2.0 * math.pi / n_samples
+    for w in range(nw):  # angle[w], dz[w] hold the best δ and Δz during the search
+        angle[w], dz[w] = 0.0, math.inf
+    for k in range(n_samples):  # coarse samples on the whole circle
+        d = -math.pi + k * step
+        s, c = math.sin(d), math.cos(d)
+        for w in range(nw):
+            v = _rim_dz(td, T_world[md.wheel_frame[w]], md.wheel_radius[w] - md.wheel_tube[w], md.wheel_tube[w],
+                        s, c)[0]
+            if v < dz[w]:
+                angle[w], dz[w] = d, v
+    for _ in range(N_REFINE):  # 5 samples around the best, bracket shrinking 4× per round
+        s1, c1 = math.sin(step), math.cos(step)
+        s2, c2 = math.sin(0.5 * step), math.cos(0.5 * step)
+        for w in range(nw):
+            T, tube = T_world[md.wheel_frame[w]], md.wheel_tube[w]
+            rc = md.wheel_radius[w] - tube
+            b0, f0 = angle[w], dz[w]
+            sb, cb = math.sin(b0), math.cos(b0)
+            best, fbest = b0 - step, _rim_dz_at(td, T, rc, tube, sb, cb, -s1, c1)
+            for o in range(1, 5):
+                if o == 2:
+                    v = f0  # the centre: the previous best, already evaluated
+                elif o == 1:
+                    v = _rim_dz_at(td, T, rc, tube, sb, cb, -s2, c2)
+                elif o == 3:
+                    v = _rim_dz_at(td, T, rc, tube, sb, cb, s2, c2)
+                else:
+                    v = _rim_dz_at(td, T, rc, tube, sb, cb, s1, c1)
                 if v < fbest:
-                    best, fbest = d, v
-            step /= 4.0
-        h = 2.0 * step  # a parabola through (best − h, best, best + h), kept only where it lowers Δz
-        f0 = _rim_dz(td, T, rc, tube, best - h)[0]
-        f1 = _rim_dz(td, T, rc, tube, best)[0]
-        f2 = _rim_dz(td, T, rc, tube, best + h)[0]
-        curv = f0 - 2.0 * f1 + f2
+                    best, fbest = b0 + step * (-1.0 + 0.5 * o), v
+            angle[w], dz[w] = best, fbest
+        step /= 4.0
+    h = 2.0 * step  # a parabola through (best − h, best, best + h), kept only where it lowers Δz
+    sh, ch = math.sin(h), math.cos(h)
+    for w in range(nw):
+        f = md.wheel_frame[w]
+        T, tube = T_world[f], md.wheel_tube[w]
+        rc = md.wheel_radius[w] - tube
+        best = angle[w]
+        sb, cb = math.sin(best), math.cos(best)
+        f0 = _rim_dz_at(td, T, rc, tube, sb, cb, -sh, ch)
+        f2 = _rim_dz_at(td, T, rc, tube, sb, cb, sh, ch)
+        curv = f0 - 2.0 * dz[w] + f2
         shift = min(max(0.5 * h * (f0 - f2) / curv, -h), h) if curv > 0.0 else 0.0
-        r = _rim_dz(td, T, rc, tube, best)
-        r2 = _rim_dz(td, T, rc, tube, best + shift)
-        if r2[0] < r[0]:
-            r = r2
-        v, cx, cy, cz, nx, ny, nz = r
+        if shift != 0.0 and _rim_dz_at(td, T, rc, tube, sb, cb, math.sin(shift), math.cos(shift)) < dz[w]:
+            sb, cb = math.sin(best + shift), math.cos(best + shift)
+        v, cx, cy, cz, nx, ny, nz = _rim_dz(td, T, rc, tube, sb, cb)
         if not (math.isfinite(v) and math.isfinite(nx) and math.isfinite(ny) and math.isfinite(nz)):
             return w + 1
         _frame(md, T_world, w, f, T, tube, v, cx, cy, cz, nx, ny, nz, points, frames, dz, angle, lateral)

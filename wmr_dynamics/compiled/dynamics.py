@@ -142,7 +142,11 @@ class DynamicsWorkspace(NamedTuple):
     x_t: NDArray
     e_t: NDArray
     J_t: NDArray
-    ints: NDArray  # [ni, nx, nb_rigid, mass_ready]
+    ints: NDArray  # [ni, nx, nb_rigid, mass_ready, nm]
+    mrows: NDArray  # (nA,) int64: the model-force rows (every non-rigid row)
+    PAT: NDArray  # (n, nA): P A[mrows]ᵀ
+    PAIT: NDArray  # (n, n): P A_Iᵀ
+    PG0: NDArray  # (n, n): P A_Iᵀ ∂λ/∂x
     # adaptive sub-stepping
     q_cur: NDArray
     qvel_cur: NDArray
@@ -178,7 +182,8 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
         z(nA), z((nA, n)),  # f_model, df
         z(na1), z(na1), z(na1), z(na1), z(na1),  # actuator work
         z(n), z(n), z(n), z((n, n)), z(n), z((n, n)), z(n), z(n), z((n, n)),  # x, p, grad, H, e, J, x_t, e_t, J_t
-        np.zeros(4, dtype=np.int64),  # ints
+        np.zeros(8, dtype=np.int64),  # ints
+        np.zeros(nA, dtype=np.int64), z((n, nA)), z((n, n)), z((n, n)),  # mrows, PAT, PAIT, PG0
         z(nq), z(n), z(nq), z(n), z(na1))  # sub-stepping
 
 
@@ -270,6 +275,7 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
     if not cholesky(ws.C, ni, ws.LC):
         return STATUS_NONFINITE
     _constant_jacobian_parts(md, fd, ws, ni, nx, n, nw, nc, dt)
+    _projected(ws, ni, nx, n, nA)
     for k in range(ni):
         ws.v_I[k] = ws.v_target[ws.indep[k]]
     for k in range(nx):  # warm start: the input rows' velocities stay as they are (§2.4.4)
@@ -315,6 +321,29 @@ def _constant_jacobian_parts(md: ModelData, fd: DynamicsData, ws: DynamicsWorksp
             ws.AJdq[c, k] = s
 
 
+@njit
+def _projected(ws: DynamicsWorkspace, ni: int, nx: int, n: int, nA: int) -> None:
+    """P A_Iᵀ, P A_Iᵀ ∂λ/∂x and P A[mrows]ᵀ (P: projector off the rigid rows), so that an evaluation is
+    e = (P A_Iᵀ) λ − (P Aᵀ) f_model and ∂e/∂x = P A_Iᵀ ∂λ/∂x − (P Aᵀ) ∂f_model/∂x (eq. 2.78)."""
+    nm = 0
+    for r in range(nA):
+        if not ws.rigid[r]:
+            ws.mrows[nm] = r
+            for i in range(n):
+                ws.PAT[i, nm] = ws.A[r, i]
+            _project_column(ws, ws.PAT, nm, n)
+            nm += 1
+    ws.ints[4] = nm
+    for a in range(ni):
+        for i in range(n):
+            ws.PAIT[i, a] = ws.AI[a, i]
+        _project_column(ws, ws.PAIT, a, n)
+    for k in range(nx):
+        for i in range(n):
+            ws.PG0[i, k] = ws.G0[i, k]
+        _project_column(ws, ws.PG0, k, n)
+
+
 # ---- one evaluation of the force-balance error (eqs. 2.76–2.83) -------------------------------------------
 @njit
 def _evaluate(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray, qvel: NDArray, integral: NDArray,
@@ -324,8 +353,6 @@ def _evaluate(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
     n = nf + 5
     nw = md.wheel_frame.shape[0]
     na = md.actuated_frames.shape[0]
-    nc = fd.A_joint.shape[0]
-    nA = 3 * nw + na + nc
     ni, nx = ws.ints[0], ws.ints[1]
     for k in range(nx):
         ws.v_I[ws.inputs[k]] = x[k]
@@ -349,78 +376,65 @@ def _evaluate(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
         ws.Rw[w] = md.wheel_radius[w] * ws.qn[md.wheel_frame[w] + 5]
         ws.dzn[w] = ws.dz0[w] + ws.vc[w, 2] * dt
     _contact(fd, ws)  # eq. 2.71
-    for r in range(nA):
-        ws.f_model[r] = 0.0
-    for w in range(nw):
-        for r in range(3):
-            ws.f_model[3 * w + r] = ws.fc[w, r]
-    for k in range(nc):  # eq. 2.74, implicit in q̇'[i+1]
-        if fd.joint_rigid[k]:
-            continue
-        s = 0.0
-        for j in range(n):
-            s += fd.A_joint[k, j] * ws.qn[j]
-        cj = ws.c_joint[k] + dt * s
-        ws.f_model[3 * nw + na + k] = -fd.joint_k[k] * cj - fd.joint_d[k] * s
     if fd.act_kind != ACTUATOR_IDEAL:  # eq. 2.73
         _actuators(md, fd, ws, integral, dt)
-        for k in range(na):
-            ws.f_model[3 * nw + k] = ws.act_f[k]
-    for i in range(n):  # eq. 2.78: e = A_Iᵀλ − Aᵀ f_model
+    nm = ws.ints[4]
+    for m in range(nm):  # model forces of the non-rigid rows
+        r = ws.mrows[m]
+        if r < 3 * nw:
+            ws.f_model[m] = ws.fc[r // 3, r % 3]
+        elif r < 3 * nw + na:
+            ws.f_model[m] = ws.act_f[r - 3 * nw]
+        else:  # eq. 2.74, implicit in q̇'[i+1]
+            k = r - 3 * nw - na
+            s = 0.0
+            for j in range(n):
+                s += fd.A_joint[k, j] * ws.qn[j]
+            ws.f_model[m] = -fd.joint_k[k] * (ws.c_joint[k] + dt * s) - fd.joint_d[k] * s
+    for i in range(n):  # eq. 2.78 projected: e = P A_Iᵀλ − P Aᵀ f_model (rigid rows' P A_Iᵀ columns are 0)
         s = 0.0
-        for a in range(ni):
-            s += ws.AI[a, i] * ws.lam[a]
-        for r in range(nA):
-            s -= ws.A[r, i] * ws.f_model[r]
+        for k in range(nx):
+            a = ws.inputs[k]
+            s += ws.PAIT[i, a] * ws.lam[a]
+        for m in range(nm):
+            s -= ws.PAT[i, m] * ws.f_model[m]
         e[i] = s
-    _project(ws, e, n)
     if not need_jac:
         return
-    _model_force_jacobian(md, fd, ws, nx, nw, na, nc, dt)
-    for i in range(n):  # ∂e/∂x = A_Iᵀ ∂λ/∂x − Aᵀ ∂f_model/∂x
+    _model_force_jacobian(md, fd, ws, nx, nw, na, nm, dt)
+    for i in range(n):  # ∂e/∂x = P A_Iᵀ ∂λ/∂x − P Aᵀ ∂f_model/∂x
         for k in range(nx):
-            s = ws.G0[i, k]
-            for r in range(nA):
-                s -= ws.A[r, i] * ws.df[r, k]
+            s = ws.PG0[i, k]
+            for m in range(nm):
+                s -= ws.PAT[i, m] * ws.df[m, k]
             J[i, k] = s
-    for k in range(nx):
-        _project_column(ws, J, k, n)
 
 
 @njit
 def _model_force_jacobian(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, nx: int, nw: int, na: int,
-                          nc: int, dt: float) -> None:
-    """∂f_model/∂x by the chain rule through q̇'[i+1] (contact: v_c, Rω, Δz; joints; actuators)."""
-    for w in range(nw):
-        col = md.wheel_frame[w] + 5
-        rad = md.wheel_radius[w]
-        for i in range(3):
+                          nm: int, dt: float) -> None:
+    """∂f_model/∂x of the model rows by the chain rule through q̇'[i+1] (contact: v_c, Rω, Δz; actuators;
+    joint springs)."""
+    for m in range(nm):
+        r = ws.mrows[m]
+        if r < 3 * nw:
+            w, i = r // 3, r % 3
+            col = md.wheel_frame[w] + 5
+            a0, a1, a2 = ws.df_dv[w, i, 0], ws.df_dv[w, i, 1], ws.df_dv[w, i, 2] + ws.df_ddz[w, i] * dt
+            b = ws.df_dRw[w, i] * md.wheel_radius[w]
             for k in range(nx):
-                s = (ws.df_dv[w, i, 0] * ws.dvc[3 * w, k] + ws.df_dv[w, i, 1] * ws.dvc[3 * w + 1, k]
-                     + ws.df_dv[w, i, 2] * ws.dvc[3 * w + 2, k])
-                s += ws.df_dRw[w, i] * rad * ws.dq[col, k] + ws.df_ddz[w, i] * dt * ws.dvc[3 * w + 2, k]
-                ws.df[3 * w + i, k] = s
-    for a in range(na):
-        r = 3 * nw + a
-        col = md.actuated_frames[a] + 5
-        for k in range(nx):
-            ws.df[r, k] = ws.act_df[a] * ws.dq[col, k] if fd.act_kind != ACTUATOR_IDEAL else 0.0
-    for c in range(nc):
-        r = 3 * nw + na + c
-        g = 0.0 if fd.joint_rigid[c] else -(fd.joint_k[c] * dt + fd.joint_d[c])
-        for k in range(nx):
-            ws.df[r, k] = g * ws.AJdq[c, k]
-
-
-@njit
-def _project(ws: DynamicsWorkspace, v: NDArray, n: int) -> None:
-    """v ← P v, P = I − BᵀB with B the rigid rows' orthonormal basis (their forces are whatever they need)."""
-    for b in range(ws.ints[2]):
-        d = 0.0
-        for j in range(n):
-            d += ws.basis[b, j] * v[j]
-        for j in range(n):
-            v[j] -= d * ws.basis[b, j]
+                ws.df[m, k] = (a0 * ws.dvc[3 * w, k] + a1 * ws.dvc[3 * w + 1, k] + a2 * ws.dvc[3 * w + 2, k]
+                               + b * ws.dq[col, k])
+        elif r < 3 * nw + na:
+            a = r - 3 * nw
+            col = md.actuated_frames[a] + 5
+            for k in range(nx):
+                ws.df[m, k] = ws.act_df[a] * ws.dq[col, k]
+        else:
+            c = r - 3 * nw - na
+            g = -(fd.joint_k[c] * dt + fd.joint_d[c])
+            for k in range(nx):
+                ws.df[m, k] = g * ws.AJdq[c, k]
 
 
 @njit

@@ -1,0 +1,845 @@
+#!/usr/bin/env python3
+"""MuJoCo as a peer benchmark (issue 5, item 4): the Zoë rough-terrain benchmark in MuJoCo and in ours.
+
+The same vehicle and ground as ``benchmarks/zoe_rough.py``: Zoë with both steering joints held straight,
+commanded straight at 0.5 m/s for 10 s (all four wheels at v / r) on the ten thesis terrains
+``rough_terrains/zoe_rough_{1..10}.txt``, starting at rest from our contact-initialized state (§2.2.4).
+MuJoCo is a peer and a test oracle only: the ``wmr_dynamics`` package never imports it.
+
+Reported, per terrain and overall: MuJoCo's largest stable timestep, its real-time factor there (and at
+Δt = 0.04 s if stable), ours at Δt = 0.04 s (the public ``Simulator`` API, so the figures follow our engine
+as it gets faster), and the final-pose differences between the engines, each at its own step, with both
+also compared with our Δt = 0.01 s run.  Writes the section ``mujoco`` of docs/benchmarks.md (through
+``_report.update_section``; the rest of that file belongs to benchmarks/speed.py) and
+docs/figures/mujoco_peer.png.
+
+The MuJoCo model (:func:`mjcf_from_model`) is generated from our ``WmrModel``:
+
+- one body per frame with the same parent tree, pose ``T0[i]`` in the parent, the frame's mass, centre of
+  mass and inertia about the centre of mass (``fullinertia``; ``inertiafromgeom="false"``, so geoms add no
+  mass); a free joint for the body frame; hinge / slide joints along the joint-frame axis of our joint
+  types RX…PZ (our joint frame is the child frame at θ = 0, ``T_i^p = T0 · J(θ)``, as MuJoCo's joint in the
+  child body).  Joints held by a single-joint constraint ``θ = 0`` (Zoë's steering in the benchmark
+  model ``zoe_rough.zoe_model()``) or named in ``locked`` are left out: the child body is welded to its
+  parent, which holds them exactly straight.  Other one- and two-joint linear constraints become joint
+  equalities.  Joint limits are left out by default (our dynamic model does not enforce them either).
+- wheels: cylinder geoms (radius, width of the model) about the wheel frame's y axis; the only colliding
+  geoms, with the terrain only.  Our "cylinder" wheel contacts the ground along its mid-plane circle
+  (thesis §2.2.1) — MuJoCo's has a width, so on a side slope its edge touches first (≤ w/2·tan(slope)).
+- terrain: an ``hfield`` on the grid's nodes (see :func:`hfield_xml`); flat ground (``terrain=None``) is
+  a plane at z = 0.
+- contact: friction μ = 1 (the linear model's), ``condim 3`` and the pyramidal friction cone (our linear
+  model's C.7–C.8 pyramid); ``solref`` and ``solimp`` are MuJoCo's defaults, (0.02 s, 1) and (0.9, 0.95,
+  0.001, 0.5, 2).  MuJoCo's ``refsafe`` raises timeconst to 2·Δt, so its contact softens above Δt = 0.01 s.
+  Tried first and rejected: ``solref`` matched to the vertical mode of our linear contact on one wheel
+  (:func:`solref_from_linear`: at full impedance MuJoCo's contact follows r'' = −(1/(tc·dr))² r − (2/tc) r',
+  so dampratio = kd / (2√(kp·m)) = 0.55 and timeconst = 1/(ω·dampratio) = 0.082 s with ω = √(kp/m), m the
+  load of one wheel).  That soft contact lets the thin (7 cm) cylinders sink 2–8 cm into the hfield, deep
+  enough that a single hfield prism's minimum-penetration direction turns sideways: contacts with normals
+  ±y on the prisms' side walls push the rover sideways or roll it over, and the final pose changes by
+  decimetres between Δt = 0.001 and 0.004 s.  Either way MuJoCo's static penetration is set by the
+  impedance, (1 − d)·g / ω² ≈ 1 mm, where ours sinks 2 cm (kp = m·g/(4·0.02 m)); matching that would need
+  d ≈ 0.02, which would also make the friction rows very soft (they share the impedance).  Unlike our
+  linear model (a viscous slip force c·v capped at μ·f_z), MuJoCo's friction is a (soft) constraint: no
+  creep below the cap.
+- actuators: one ``velocity`` actuator per wheel joint, ctrl = v / r (the naive controller), gain kv = 2000
+  N·m·s/rad (Zoë's PI gain Kp in VEHICLES.md), no torque limit — close to our ideal actuators (wheel rates
+  = commands).  ``integrator="implicitfast"`` (MuJoCo's recommendation with velocity actuators: the kv
+  damping is integrated implicitly; the explicit Euler integrator is unstable with kv·Δt / I_wheel ≫ 2).
+  Solver: MuJoCo's defaults (Newton, 100 iterations, tolerance 1e-8).
+
+Start: both engines start at rest from our contact-initialized state, the wheels commanded at v / r from
+t = 0 (no settling).  There our thin-disk wheels just touch our bilinear surface, but MuJoCo's 7 cm wide
+cylinders on its triangulated surface penetrate by up to ~2 cm; MuJoCo's penetration recovery then
+launches the rover (up to 2.7 m/s at Δt ≥ 0.004 s), so the MuJoCo body is first raised by its deepest
+initial penetration (``run_mujoco(lift=True)``, ``MjRun.lift_m``) and drops the few millimetres.
+
+Timing: MuJoCo — the ``mujoco.mj_step`` loop only (``mj_step(m, d, nstep=k)`` between pose samples every
+0.04 s; compilation excluded), fastest of ``--repeat`` runs; ours — ``SimResult.wall_time_s`` of
+``Simulator.run`` (its stepping loop), fastest of ``--repeat`` runs.
+
+A MuJoCo run is **stable** at Δt when the state stays finite, MuJoCo raised no bad-qacc / qvel / qpos
+warning (on those it resets the state), the vehicle stays upright (|roll|, |pitch| < 45° at every 0.04 s
+sample) and its final pose is within 0.1 m (position) and 3° (roll, pitch, yaw) of MuJoCo's Δt = 0.001 s run.
+
+Usage::
+
+    python benchmarks/mujoco_peer.py                  # 10 terrains → docs/benchmarks.md (section), figure
+    python benchmarks/mujoco_peer.py --quick          # terrains 1,2, 1 repetition → out/mujoco_quick/
+    python benchmarks/mujoco_peer.py --terrains 1,2   # chosen terrains, written to docs/
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import mujoco
+import numpy as np
+from numpy.typing import NDArray
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import zoe_rough as zr  # noqa: E402
+from _report import update_section  # noqa: E402
+
+from wmr_dynamics import spatial  # noqa: E402
+from wmr_dynamics.model import WmrModel  # noqa: E402
+from wmr_dynamics.terrain import HeightGrid  # noqa: E402
+
+ROOT = zr.ROOT
+STEER = ("s1_joint", "s2_joint")
+SPEED, DURATION = zr.SPEED, zr.DURATION
+DTS = (0.001, 0.002, 0.004, 0.005, 0.008, 0.01, 0.02, 0.04)  # MuJoCo steps tried (s)
+DT_MJ_REF = 0.001  # MuJoCo's reference step for the stability test
+DT_OURS = 0.04  # our engine's benchmark step
+DT_OURS_REF = 0.01  # our reference step (zoe_rough.DT_REF)
+SAMPLE_DT = 0.04  # s between recorded poses (both engines' paths)
+KV = 2000.0  # N·m·s/rad: velocity-actuator gain (VEHICLES.md: Zoë PI Kp = 2000)
+MU = 1.0
+SOLREF = (0.02, 1.0)  # MuJoCo's default (timeconst s, dampratio); see the module docstring
+SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)  # MuJoCo's default
+POS_TOL = 0.1  # m: final position within this of the Δt = 0.001 run
+ANG_TOL = np.radians(3.0)  # rad: final roll, pitch, yaw within this of the Δt = 0.001 run
+UPRIGHT = np.radians(45.0)  # rad: |roll|, |pitch| bound along the run
+BAD = ("mjWARN_BADQACC", "mjWARN_BADQVEL", "mjWARN_BADQPOS")
+SECTION = "mujoco"
+TINY_MASS, TINY_INERTIA = 1e-9, 1e-12  # kg, kg·m²: given to massless frames with a joint (MuJoCo needs mass)
+
+
+# ---- MJCF ---------------------------------------------------------------------------------------------------
+def _f(x: float) -> str:
+    return f"{float(x):.10g}"
+
+
+def _v(a: Sequence[float]) -> str:
+    return " ".join(_f(x) for x in a)
+
+
+def _wxyz(R: NDArray) -> NDArray:
+    """MuJoCo's (w, x, y, z) quaternion of a rotation matrix (ours are (x, y, z, w))."""
+    x, y, z, w = spatial.rot_to_quat(R)
+    return np.array([w, x, y, z])
+
+
+def solref_from_linear(model: WmrModel) -> tuple[float, float]:
+    """MuJoCo ``solref = (timeconst, dampratio)`` matching the vertical mode of our linear contact on one wheel.
+
+    kp (N/m), kd (N·s/m) from the model's ``contact.params`` (config/zoe.yaml), m = total mass / wheels:
+    ω = √(kp/m), ζ = kd / (2√(kp·m)); MuJoCo at full impedance: ω = 1/(timeconst·dampratio), ζ = dampratio.
+    """
+    p = (model.config.get("contact") or {}).get("params") or {}
+    m = model.total_mass / model.num_wheels
+    kp = float(p.get("kp", m * 9.81 / 0.02))
+    kd = float(p.get("kd", kp / 20.0))
+    omega, zeta = np.sqrt(kp / m), kd / (2.0 * np.sqrt(kp * m))
+    return float(1.0 / (omega * zeta)), float(zeta)
+
+
+def hfield_xml(grid: HeightGrid, base: float = 0.5, name: str = "terrain") -> tuple[str, str]:
+    """(asset, geom) MJCF elements of an ``hfield`` with its vertices on ``grid``'s nodes.
+
+    MuJoCo's hfield of ``size = (rx, ry, sz, base)`` spans [−rx, rx] × [−ry, ry] around its geom's position,
+    ``ncol`` vertices along x and ``nrow`` along y, with vertex height ``pos_z + sz·data`` for data in
+    [0, 1].  So rx = (x_max − x_min)/2, ry = (y_max − y_min)/2, the geom at the grid's centre and at
+    z = min height, sz = height range, data = (h − h_min)/sz.  The ``elevation`` attribute lists rows from
+    +y to −y (image order), so our rows (j = 0 at y_min) go in reversed.  Between the nodes MuJoCo's surface
+    is two triangles per cell, split along the diagonal from node (i, j) to (i+1, j+1), where our grid is
+    bilinear: they agree on the nodes and on the cell edges and differ inside a cell by up to
+    |h11 − h10 − h01 + h00| / 4 (at the cell centre).  Outside the grid MuJoCo has no ground (ours continues
+    the edge heights); the benchmark stays well inside.
+    """
+    h = np.asarray(grid.heights, dtype=float)
+    lo, hi = float(h.min()), float(h.max())
+    sz = max(hi - lo, 1e-6)
+    data = (h - lo) / sz
+    rx, ry = (grid.x_max - grid.x_min) / 2.0, (grid.y_max - grid.y_min) / 2.0
+    cx, cy = (grid.x_max + grid.x_min) / 2.0, (grid.y_max + grid.y_min) / 2.0
+    elev = " ".join(f"{v:.8g}" for v in data[::-1].ravel())
+    asset = (f'<hfield name="{name}" nrow="{grid.ny}" ncol="{grid.nx}" size="{_v((rx, ry, sz, base))}" '
+             f'elevation="{elev}"/>')
+    geom = (f'<geom name="{name}" type="hfield" hfield="{name}" pos="{_v((cx, cy, lo))}" contype="0" '
+            f'conaffinity="1"/>')
+    return asset, geom
+
+
+def _locks_and_equalities(model: WmrModel, locked: Sequence[str]) -> tuple[set[str], list[str]]:
+    """Joints to leave out (welded at 0) and MJCF ``<joint>`` equalities for the model's joint constraints."""
+    names = model.joint_names
+    out = {names[model.joint_index(j)] for j in locked}
+    eqs = []
+    for c in model.joint_constraints:
+        terms = [(names[model.joint_index(j)], float(k)) for j, k in c.coeffs.items() if k != 0.0]
+        if len(terms) == 1 and c.value == 0.0:
+            out.add(terms[0][0])
+        elif len(terms) == 1:
+            (a, ka), = terms
+            eqs.append(f'<joint name="{c.name}" joint1="{a}" polycoef="{_v((c.value / ka, 0, 0, 0, 0))}"/>')
+        elif len(terms) == 2:  # ka·θa + kb·θb = v  →  θa = v/ka − (kb/ka)·θb
+            (a, ka), (b, kb) = terms
+            eqs.append(f'<joint name="{c.name}" joint1="{a}" joint2="{b}" '
+                       f'polycoef="{_v((c.value / ka, -kb / ka, 0, 0, 0))}"/>')
+        else:
+            raise ValueError(f"joint constraint '{c.name}' couples {len(terms)} joints; MJCF joint equalities "
+                             "take at most two")
+    bad = [e for e in eqs if any(f'"{j}"' in e for j in out)]
+    if bad:
+        raise ValueError(f"a joint equality refers to a locked joint: {bad}")
+    return out, eqs
+
+
+def mjcf_from_model(model: WmrModel, terrain_grid: HeightGrid | None = None, *, dt: float = 0.004,
+                    locked: Sequence[str] = (), kv: float = KV, mu: float = MU,
+                    solref: tuple[float, float] = SOLREF, solimp: Sequence[float] = SOLIMP,
+                    limits: bool = False, integrator: str = "implicitfast") -> str:
+    """MJCF XML of ``model`` on ``terrain_grid`` (flat plane at z = 0 if None); choices: module docstring.
+
+    ``dt`` (s) is the compiled ``timestep`` (it can be changed later through ``MjModel.opt.timestep``).
+    ``locked``: joint names welded at θ = 0 (as are joints of single-joint constraints θ = 0 of the model).
+    ``solref``: (timeconst s, dampratio), default MuJoCo's (0.02, 1); :func:`solref_from_linear` gives the
+    setting matched to our linear contact (module docstring: why it is not the default).  Bodies, joints and
+    actuators take the frame, joint and ``<joint>_vel`` names; the body frame is MuJoCo body 1, its free joint
+    ``root``.
+    """
+    out, eqs = _locks_and_equalities(model, locked)
+    tc, dr = solref
+    names = model.joint_names
+    wheel_of = {int(f): k for k, f in enumerate(model.wheel_frame)}
+    children: dict[int, list[int]] = {i: [] for i in range(model.num_frames)}
+    for i in range(1, model.num_frames):
+        children[int(model.parent[i])].append(i)
+
+    def body(i: int, indent: str) -> list[str]:
+        T = model.T0[i]
+        pos = (0.0, 0.0, 0.0) if i == 0 else T[:3, 3]
+        quat = (1.0, 0.0, 0.0, 0.0) if i == 0 else _wxyz(T[:3, :3])
+        lines = [f'{indent}<body name="{model.frames[i].name}" pos="{_v(pos)}" quat="{_v(quat)}">']
+        ind = indent + "  "
+        if i == 0:
+            lines.append(f'{ind}<freejoint name="root"/>')
+        elif names[i - 1] not in out:
+            jt = int(model.joint_type[i])
+            kind = "hinge" if jt < 3 else "slide"
+            axis = np.eye(3)[jt % 3]
+            extra = ""
+            lo, hi = model.joint_lower[i], model.joint_upper[i]
+            if limits and np.isfinite(lo) and np.isfinite(hi):
+                extra += f' range="{_f(lo)} {_f(hi)}"'
+            s = model.joint_springs.get(names[i - 1]) or model.joint_springs.get(model.frames[i].name)
+            if s is not None:
+                extra += f' stiffness="{_f(s.stiffness)}" damping="{_f(s.damping)}" springref="{_f(s.rest)}"'
+            lines.append(f'{ind}<joint name="{names[i - 1]}" type="{kind}" axis="{_v(axis)}"{extra}/>')
+        if model.mass[i] > 0:
+            I = model.inertia[i]  # noqa: E741
+            full = (I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2])
+            lines.append(f'{ind}<inertial pos="{_v(model.com[i])}" mass="{_f(model.mass[i])}" '
+                         f'fullinertia="{_v(full)}"/>')
+        elif i == 0 or names[i - 1] not in out:  # MuJoCo rejects massless bodies that move (module docstring)
+            lines.append(f'{ind}<inertial pos="0 0 0" mass="{_f(TINY_MASS)}" diaginertia="{_v([TINY_INERTIA] * 3)}"/>')
+        if i in wheel_of:
+            k = wheel_of[i]
+            half = max(float(model.wheel_widths[k]) / 2.0, 1e-3)
+            lines.append(f'{ind}<geom name="{model.frames[i].name}_tire" type="cylinder" '
+                         f'size="{_f(model.wheel_radii[k])} {_f(half)}" quat="0.7071067811865476 '
+                         f'0.7071067811865476 0 0" contype="1" conaffinity="0"/>')
+        for c in children[i]:
+            lines += body(c, ind)
+        lines.append(f"{indent}</body>")
+        return lines
+
+    if terrain_grid is None:
+        asset, ground = "", '<geom name="terrain" type="plane" size="0 0 1" contype="0" conaffinity="1"/>'
+    else:
+        asset, ground = hfield_xml(terrain_grid)
+    acts = [f'<velocity name="{names[int(f) - 1]}_vel" joint="{names[int(f) - 1]}" kv="{_f(kv)}"/>'
+            for f in model.wheel_frame if names[int(f) - 1] not in out]
+    xml = [f'<mujoco model="{model.name}">',
+           '  <compiler angle="radian" inertiafromgeom="false" autolimits="true"/>',
+           f'  <option timestep="{_f(dt)}" integrator="{integrator}" gravity="0 0 -9.81" cone="pyramidal"/>',
+           "  <default>",
+           f'    <geom condim="3" friction="{_f(mu)} 0.005 0.0001" solref="{_f(tc)} {_f(dr)}" '
+           f'solimp="{_v(solimp)}"/>',
+           "  </default>",
+           f"  <asset>{asset}</asset>" if asset else "",
+           "  <worldbody>",
+           f"    {ground}",
+           *body(0, "    "),
+           "  </worldbody>",
+           "  <actuator>", *(f"    {a}" for a in acts), "  </actuator>",
+           *(["  <equality>", *(f"    {e}" for e in eqs), "  </equality>"] if eqs else []),
+           "</mujoco>"]
+    return "\n".join(x for x in xml if x) + "\n"
+
+
+# ---- running MuJoCo -----------------------------------------------------------------------------------------
+def set_state(mjm: mujoco.MjModel, mjd: mujoco.MjData, model: WmrModel, q: NDArray) -> None:
+    """Put our state ``q = [quat xyzw; position; θ]`` into ``mjd`` (zero velocity, time 0, controls kept)."""
+    ctrl = mjd.ctrl.copy()
+    mujoco.mj_resetData(mjm, mjd)
+    mjd.ctrl[:] = ctrl
+    adr = mjm.jnt_qposadr[mujoco.mj_name2id(mjm, mujoco.mjtObj.mjOBJ_JOINT, "root")]
+    mjd.qpos[adr:adr + 3] = q[4:7]
+    mjd.qpos[adr + 3:adr + 7] = (q[3], q[0], q[1], q[2])
+    for k, name in enumerate(model.joint_names):
+        j = mujoco.mj_name2id(mjm, mujoco.mjtObj.mjOBJ_JOINT, name)
+        if j >= 0:
+            mjd.qpos[mjm.jnt_qposadr[j]] = q[7 + k]
+    mujoco.mj_forward(mjm, mjd)
+
+
+def _pose(qpos7: NDArray) -> NDArray:
+    """(x, y, z, roll, pitch, yaw) from a free joint's qpos (position, quat wxyz)."""
+    w, x, y, z = qpos7[3:7]
+    return np.r_[qpos7[:3], spatial.quat_to_rpy(np.array([x, y, z, w]))]
+
+
+def pose_of_state(q: NDArray) -> NDArray:
+    """(x, y, z, roll, pitch, yaw) of our state vector (m, rad)."""
+    return np.r_[q[4:7], spatial.quat_to_rpy(q[:4])]
+
+
+@dataclass
+class MjRun:
+    """One MuJoCo run: ``pose`` (k, 6) = x, y, z, roll, pitch, yaw at times ``t``; ``wall_s``: the mj_step loop."""
+
+    dt: float
+    t: NDArray
+    pose: NDArray
+    wall_s: float
+    warnings: dict[str, int]
+    terrain: int = 0
+    stable: bool | None = None  # set by check_stable (against the Δt = 0.001 run)
+    reason: str = ""  # why not stable
+    lift_m: float = 0.0  # m the body was raised at the start (MuJoCo's deepest initial penetration)
+
+    @property
+    def final(self) -> NDArray:
+        return self.pose[-1]
+
+    @property
+    def finite(self) -> bool:
+        return bool(np.all(np.isfinite(self.pose)))
+
+    @property
+    def bad_warnings(self) -> int:
+        return sum(self.warnings.get(w, 0) for w in BAD)
+
+    @property
+    def upright(self) -> bool:
+        return bool(self.finite and np.all(np.abs(self.pose[:, 3:5]) < UPRIGHT))
+
+    @property
+    def rtf(self) -> float:
+        return float(self.t[-1] / self.wall_s) if self.wall_s > 0 else float("nan")
+
+    @property
+    def steps(self) -> int:
+        return int(round(self.t[-1] / self.dt))
+
+
+def run_mujoco(mjm: mujoco.MjModel, model: WmrModel, q0: NDArray, dt: float, *, duration: float = DURATION,
+               speed: float = SPEED, sample_dt: float = SAMPLE_DT, terrain_id: int = 0, lift: bool = True) -> MjRun:
+    """Drive straight at ``speed`` (wheels at v / r) for ``duration`` from our state ``q0`` at rest.
+
+    ``mjm.opt.timestep`` is set to ``dt``.  ``lift``: raise the body by MuJoCo's deepest initial penetration
+    (module docstring, "Start").  The pose is sampled every ``sample_dt`` (every k = sample_dt/dt steps);
+    ``wall_s`` times the stepping loop only (``mj_step(m, d, nstep=k)`` between the samples).  A non-finite
+    state ends the run early (its remaining samples stay NaN).
+    """
+    mjm.opt.timestep = dt
+    mjd = mujoco.MjData(mjm)
+    for k, f in enumerate(model.wheel_frame):
+        a = mujoco.mj_name2id(mjm, mujoco.mjtObj.mjOBJ_ACTUATOR, f"{model.joint_names[int(f) - 1]}_vel")
+        if a >= 0:
+            mjd.ctrl[a] = speed / float(model.wheel_radii[k])
+    set_state(mjm, mjd, model, q0)
+    adr = mjm.jnt_qposadr[mujoco.mj_name2id(mjm, mujoco.mjtObj.mjOBJ_JOINT, "root")]
+    raised = 0.0
+    if lift:
+        raised = max(0.0, -min([float(c.dist) for c in mjd.contact[:mjd.ncon]] + [0.0]))
+        mjd.qpos[adr + 2] += raised
+        mujoco.mj_forward(mjm, mjd)
+    n = int(round(duration / dt))
+    every = max(1, int(round(sample_dt / dt)))
+    n_samples = -(-n // every)
+    Q = np.full((n_samples + 1, 7), np.nan)
+    t = np.minimum(np.arange(n_samples + 1) * every, n) * dt
+    Q[0] = mjd.qpos[adr:adr + 7]
+    done, k = 0, 0
+    start = time.perf_counter()
+    while done < n:
+        m = min(every, n - done)
+        mujoco.mj_step(mjm, mjd, nstep=m)
+        done += m
+        k += 1
+        Q[k] = mjd.qpos[adr:adr + 7]
+        if not np.isfinite(Q[k]).all():
+            break
+    wall = time.perf_counter() - start
+    warnings = {w: int(mjd.warning[getattr(mujoco.mjtWarning, w)].number) for w in mujoco.mjtWarning.__members__
+                if w.startswith("mjWARN_")}
+    pose = np.array([_pose(r) if np.isfinite(r).all() else np.full(6, np.nan) for r in Q])
+    return MjRun(dt, t, pose, wall, {w: c for w, c in warnings.items() if c}, terrain_id, lift_m=raised)
+
+
+def check_stable(run: MjRun, ref: MjRun) -> MjRun:
+    """Set ``run.stable`` / ``run.reason`` by the module docstring's test against the Δt = 0.001 s ``ref``."""
+    d = pose_difference(run.final, ref.final) if run.finite else None
+    if not run.finite:
+        run.stable, run.reason = False, "non-finite state"
+    elif run.bad_warnings:
+        run.stable, run.reason = False, "MuJoCo warning " + ", ".join(f"{k[7:]}×{v}" for k, v in run.warnings.items())
+    elif not run.upright:
+        run.stable, run.reason = False, "tipped over"
+    elif d is not None and d[0] > POS_TOL:
+        run.stable, run.reason = False, f"{d[0]:.2f} m off"
+    elif d is not None and d[2] > ANG_TOL:
+        run.stable, run.reason = False, f"{np.degrees(d[2]):.0f}° off"
+    else:
+        run.stable, run.reason = True, ""
+    return run
+
+
+def _wrap(a: NDArray | float) -> NDArray:
+    return (np.asarray(a) + np.pi) % (2 * np.pi) - np.pi
+
+
+def pose_difference(a: NDArray, b: NDArray) -> tuple[float, float, float]:
+    """(3-D position difference m, |yaw difference| rad, largest |roll, pitch, yaw difference| rad) of poses."""
+    ang = np.abs(_wrap(a[3:6] - b[3:6]))
+    return float(np.linalg.norm(a[:3] - b[:3])), float(ang[2]), float(ang.max())
+
+
+# ---- our engine ---------------------------------------------------------------------------------------------
+@dataclass
+class OurRun:
+    """Our dynamic Zoë (linear contact): ``pose`` (k, 6) at ``t``; ``wall_s`` = ``SimResult.wall_time_s``."""
+
+    dt: float
+    t: NDArray
+    pose: NDArray
+    wall_s: float
+    engine: str
+    terrain: int = 0
+
+    @property
+    def final(self) -> NDArray:
+        return self.pose[-1]
+
+    @property
+    def rtf(self) -> float:
+        return float(self.t[-1] / self.wall_s)
+
+    @property
+    def steps(self) -> int:
+        return len(self.t) - 1
+
+
+def our_simulator(model: WmrModel, terrain: object, dt: float, engine: str = "auto") -> object:
+    """Our benchmark simulator (zoe_rough's): dynamic, linear contact, ideal actuators, naive controller."""
+    from wmr_dynamics.controllers import BodyVelocityController
+    from wmr_dynamics.simulate import Simulator
+
+    return Simulator(model, terrain, mode="dynamic", dt=dt, controller=BodyVelocityController(model, "naive"),
+                     dynamics=zr.dynamics_options(model, "linear"), engine=engine)
+
+
+def run_ours(model: WmrModel, terrain: object, q0: NDArray, dt: float, *, duration: float = DURATION,
+             speed: float = SPEED, engine: str = "auto", terrain_id: int = 0) -> OurRun:
+    """Our engine through the public ``Simulator`` API, from ``q0`` at rest."""
+    sim = our_simulator(model, terrain, dt, engine)
+    res = sim.run(duration, (speed, 0.0), q0=q0, progress=False)
+    pose = np.array([pose_of_state(q) for q in res.q])
+    return OurRun(dt, np.asarray(res.t), pose, float(res.wall_time_s), getattr(sim, "engine_used", engine),
+                  terrain_id)
+
+
+# ---- the study ----------------------------------------------------------------------------------------------
+def _log(msg: str, quiet: bool = False) -> None:
+    if not quiet:
+        print(msg, file=sys.stderr, flush=True)
+
+
+@dataclass
+class TerrainResult:
+    """Everything measured on one terrain."""
+
+    terrain: int
+    mj: dict[float, MjRun]  # one run per Δt (stability)
+    ours: dict[float, OurRun]  # DT_OURS (fastest of the repeats) and DT_OURS_REF
+    mj_timed: dict[float, MjRun] = field(default_factory=dict)  # fastest repeat at the timed steps
+
+    @property
+    def largest_stable(self) -> float | None:
+        ok = [dt for dt, r in self.mj.items() if r.stable]
+        return max(ok) if ok else None
+
+
+def study(terrains: Sequence[int], dts: Sequence[float] = DTS, repeat: int = 3, engine: str = "auto",
+          terrain_dir: Path | None = None, quiet: bool = False) -> tuple[list[TerrainResult], float | None, str]:
+    """MuJoCo at every Δt and ours at 0.04 / 0.01 s on every terrain, then the timing repeats.
+
+    Returns the per-terrain results, the overall largest stable MuJoCo step (stable on every terrain) and
+    the engine our Simulator used.
+    """
+    if DT_MJ_REF not in dts:
+        raise ValueError(f"dts must include MuJoCo's reference step {DT_MJ_REF} s")
+    model = zr.zoe_model()
+    _log("warming up our engine (numba kernels) ...", quiet)
+    g1 = zr.load_terrain(terrains[0], terrain_dir)
+    q1 = zr.initial_state(model, g1)
+    try:
+        run_ours(model, g1, q1, DT_OURS, duration=0.2, engine=engine)
+    except ImportError as e:  # a half-installed compiled engine: say so, and time the Python path
+        _log(f"our engine '{engine}' failed to import ({e}); using engine='python'", quiet)
+        engine = "python"
+        run_ours(model, g1, q1, DT_OURS, duration=0.2, engine=engine)
+    results: list[TerrainResult] = []
+    used = engine
+    start = time.perf_counter()
+    for tid in terrains:
+        grid = zr.load_terrain(tid, terrain_dir)
+        q0 = zr.initial_state(model, grid)
+        mjm = mujoco.MjModel.from_xml_string(mjcf_from_model(model, grid))
+        mj = {dt: run_mujoco(mjm, model, q0, dt, terrain_id=tid) for dt in sorted(dts)}
+        for dt in mj:
+            check_stable(mj[dt], mj[DT_MJ_REF])
+        ours = {DT_OURS: min((run_ours(model, grid, q0, DT_OURS, engine=engine, terrain_id=tid)
+                             for _ in range(max(1, repeat))), key=lambda r: r.wall_s),
+                DT_OURS_REF: run_ours(model, grid, q0, DT_OURS_REF, engine=engine, terrain_id=tid)}
+        used = ours[DT_OURS].engine
+        res = TerrainResult(tid, mj, ours)
+        results.append(res)
+        flags = " ".join(f"{dt:g}:{'ok' if r.stable else 'NO'}" for dt, r in mj.items())
+        _log(f"  terrain {tid}: MuJoCo {flags}  (largest stable {res.largest_stable}, lift "
+             f"{1000 * mj[DT_MJ_REF].lift_m:.1f} mm); ours dt {DT_OURS:g}: {ours[DT_OURS].rtf:.0f}x real time  "
+             f"({time.perf_counter() - start:.0f} s)", quiet)
+    stable_all = [dt for dt in sorted(dts) if all(r.mj[dt].stable for r in results)]
+    overall = max(stable_all) if stable_all else None
+    timed = sorted({dt for dt in (overall, DT_OURS) if dt is not None and any(r.mj[dt].stable for r in results)})
+    _log(f"timing MuJoCo at dt {', '.join(f'{d:g}' for d in timed)} s ({repeat} repetitions) ...", quiet)
+    for res in results:
+        grid = zr.load_terrain(res.terrain, terrain_dir)
+        q0 = zr.initial_state(model, grid)
+        mjm = mujoco.MjModel.from_xml_string(mjcf_from_model(model, grid))
+        for dt in timed:
+            runs = [res.mj[dt]] + [run_mujoco(mjm, model, q0, dt, terrain_id=res.terrain)
+                                   for _ in range(max(1, repeat) - 1)]
+            res.mj_timed[dt] = min(runs, key=lambda r: r.wall_s)
+    return results, overall, used
+
+
+# ---- report -------------------------------------------------------------------------------------------------
+def _rtf(sim_s: float, wall_s: float) -> str:
+    return f"{sim_s / wall_s:,.0f}" if wall_s > 0 else "–"
+
+
+def _num(x: float | None, fmt: str = ".3f") -> str:
+    return "–" if x is None or not np.isfinite(x) else format(x, fmt)
+
+
+def summary(results: Sequence[TerrainResult], overall: float | None) -> dict:
+    """Overall figures: real-time factors (sum of simulated over sum of wall time) and mean pose differences."""
+    out: dict = {"overall_dt": overall}
+    for key, runs in (("mj_dt", [r.mj_timed.get(overall) for r in results]),
+                      ("mj_004", [r.mj_timed.get(DT_OURS) if r.mj[DT_OURS].stable else None for r in results]),
+                      ("ours_004", [r.ours[DT_OURS] for r in results]),
+                      ("ours_001", [r.ours[DT_OURS_REF] for r in results])):
+        ok = [x for x in runs if x is not None]
+        if ok and len(ok) == len(runs):
+            sim, wall, steps = sum(x.t[-1] for x in ok), sum(x.wall_s for x in ok), sum(x.steps for x in ok)
+            out[key] = (sim / wall, 1e6 * wall / steps)
+        else:
+            out[key] = None
+    return out
+
+
+def diffs(res: TerrainResult, overall: float | None) -> dict[str, tuple[float, float, float]]:
+    """Final-pose differences on one terrain: pairs of (engine, Δt)."""
+    ours, ref = res.ours[DT_OURS].final, res.ours[DT_OURS_REF].final
+    out = {"ours.04-ours.01": pose_difference(ours, ref),
+           "mj.001-ours.01": pose_difference(res.mj[DT_MJ_REF].final, ref)}
+    if overall is not None:
+        mj = res.mj[overall].final
+        out["mj*-ours.04"] = pose_difference(mj, ours)
+        out["mj*-ours.01"] = pose_difference(mj, ref)
+        out["mj*-mj.001"] = pose_difference(mj, res.mj[DT_MJ_REF].final)
+    return out
+
+
+def format_tables(results: Sequence[TerrainResult], overall: float | None, markdown: bool = True) -> tuple[str, str]:
+    """(main table per terrain, stability table terrain × Δt)."""
+    dstar = "–" if overall is None else f"{overall:g}"
+    head = ["terrain", "largest stable Δt (s)", f"MuJoCo ×RT at {dstar} s", f"MuJoCo ×RT at {DT_OURS:g} s",
+            f"ours ×RT at {DT_OURS:g} s",
+            f"MuJoCo {dstar} vs ours {DT_OURS:g}: Δpos (m) / Δyaw (rad)",
+            f"MuJoCo {dstar} vs ours {DT_OURS_REF:g}", f"MuJoCo {DT_MJ_REF:g} vs ours {DT_OURS_REF:g}",
+            f"ours {DT_OURS:g} vs ours {DT_OURS_REF:g}", f"MuJoCo {dstar} vs MuJoCo {DT_MJ_REF:g}"]
+    body, all_d = [], []
+    for r in results:
+        d = diffs(r, overall)
+        all_d.append(d)
+        mjd = r.mj_timed.get(overall)
+        mj4 = r.mj_timed.get(DT_OURS) if r.mj[DT_OURS].stable else None
+
+        def pair(key: str, dd: dict = d) -> str:
+            return "–" if key not in dd else f"{dd[key][0]:.3f} / {dd[key][1]:.3f}"
+
+        body.append([str(r.terrain), _num(r.largest_stable, "g"), _num(mjd.rtf if mjd else None, ",.0f"),
+                     _num(mj4.rtf if mj4 else None, ",.0f") if r.mj[DT_OURS].stable else "unstable",
+                     _num(r.ours[DT_OURS].rtf, ",.0f"), pair("mj*-ours.04"), pair("mj*-ours.01"),
+                     pair("mj.001-ours.01"), pair("ours.04-ours.01"), pair("mj*-mj.001")])
+    s = summary(results, overall)
+    keys = ["mj*-ours.04", "mj*-ours.01", "mj.001-ours.01", "ours.04-ours.01", "mj*-mj.001"]
+
+    def agg(key: str, f) -> str:  # noqa: ANN001
+        v = [d[key] for d in all_d if key in d]
+        return "–" if not v else f"{f([x[0] for x in v]):.3f} / {f([x[1] for x in v]):.3f}"
+
+    for name, f in (("all (mean Δ)", np.mean), ("max Δ", np.max)):
+        body.append([f"**{name}**", _num(overall, "g") if name != "max Δ" else "",
+                     _num(s["mj_dt"][0], ",.0f") if s["mj_dt"] and name != "max Δ" else "",
+                     (_num(s["mj_004"][0], ",.0f") if s["mj_004"] else "–") if name != "max Δ" else "",
+                     _num(s["ours_004"][0], ",.0f") if s["ours_004"] and name != "max Δ" else "",
+                     *(agg(k, f) for k in keys)])
+    main = zr._render(head, body, markdown)
+    dts = sorted(results[0].mj)
+    head2 = ["terrain", *(f"{dt:g}" for dt in dts)]
+    body2 = [[str(r.terrain), *("✓" if r.mj[dt].stable else f"✗ {r.mj[dt].reason}" for dt in dts)]
+             for r in results]
+    return main, zr._render(head2, body2, markdown)
+
+
+def plot_figure(results: Sequence[TerrainResult], overall: float | None, path: Path,
+                terrain_dir: Path | None = None) -> None:
+    """Overhead paths of both engines on (up to) two terrains; largest stable Δt and real-time factors."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = list(results[:2])
+    fig = plt.figure(figsize=(12.5, 7.2), layout="constrained")
+    gs = fig.add_gridspec(2, 2, height_ratios=(1.0, 1.1))
+    x0, x1, y0, y1 = -0.8, 5.8, -1.3, 1.3
+    for c, res in enumerate(shown):
+        ax = fig.add_subplot(gs[0, c])
+        grid = zr.load_terrain(res.terrain, terrain_dir)
+        xs, ys = np.linspace(x0, x1, 300), np.linspace(y0, y1, 120)
+        im = ax.imshow(grid.height(xs[None, :], ys[:, None]), origin="lower", extent=(x0, x1, y0, y1), cmap="gray",
+                       alpha=0.55, aspect="equal", vmin=-0.45, vmax=0.45)
+        for run, label, kw in ((res.ours[DT_OURS_REF], f"ours Δt {DT_OURS_REF:g} s", {"color": "C0", "lw": 1.6}),
+                               (res.ours[DT_OURS], f"ours Δt {DT_OURS:g} s", {"color": "C0", "ls": "--", "lw": 1.2}),
+                               (res.mj[DT_MJ_REF], f"MuJoCo Δt {DT_MJ_REF:g} s", {"color": "C3", "lw": 1.6}),
+                               *(((res.mj[overall], f"MuJoCo Δt {overall:g} s", {"color": "C3", "ls": "--",
+                                                                                 "lw": 1.2}),)
+                                 if overall is not None and overall != DT_MJ_REF else ())):
+            ax.plot(run.pose[:, 0], run.pose[:, 1], label=label, **kw)
+        ax.plot([0.0, SPEED * DURATION], [0.0, 0.0], ":", color="w", lw=0.8)
+        ax.set_title(f"zoe_rough_{res.terrain}: body paths (m)", fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=7, loc="lower left")
+        if c == len(shown) - 1:
+            fig.colorbar(im, ax=ax, shrink=0.7, label="terrain height (m)")
+    tids = [r.terrain for r in results]
+    xpos = np.arange(len(tids))
+    ax = fig.add_subplot(gs[1, 0])
+    ax.bar(xpos, [r.largest_stable or 0.0 for r in results], color="C3", label="MuJoCo: largest stable Δt")
+    ax.axhline(DT_OURS, color="C0", ls="--", lw=1.2, label=f"ours: benchmark Δt {DT_OURS:g} s")
+    ax.set_yscale("log")
+    ax.set_yticks(list(DTS), [f"{d:g}" for d in DTS])
+    ax.minorticks_off()
+    ax.set_xticks(xpos, [str(t) for t in tids])
+    ax.set_xlabel("terrain")
+    ax.set_ylabel("Δt (s)")
+    ax.set_title("largest stable step", fontsize=9)
+    if overall is not None:
+        ax.axhline(overall, color="C3", ls=":", lw=1.2, label=f"MuJoCo: stable on every terrain ({overall:g} s)")
+    ax.set_ylim(DTS[0] * 0.9, 0.08)
+    ax.legend(fontsize=7, loc="upper left", ncol=2)
+    ax = fig.add_subplot(gs[1, 1])
+    series = [(f"MuJoCo Δt {overall:g} s", [r.mj_timed[overall].rtf for r in results], "C3")] if overall else []
+    if all(r.mj[DT_OURS].stable for r in results) and overall != DT_OURS:
+        series.append((f"MuJoCo Δt {DT_OURS:g} s", [r.mj_timed[DT_OURS].rtf for r in results], "C1"))
+    series.append((f"ours Δt {DT_OURS:g} s", [r.ours[DT_OURS].rtf for r in results], "C0"))
+    w = 0.8 / len(series)
+    for k, (label, vals, color) in enumerate(series):
+        ax.bar(xpos + (k - (len(series) - 1) / 2) * w, vals, w, label=label, color=color)
+    ax.set_yscale("log")
+    ax.set_ylim(1.0, 8.0 * max(max(v) for _, v, _ in series))
+    ax.set_xticks(xpos, [str(t) for t in tids])
+    ax.set_xlabel("terrain")
+    ax.set_ylabel("real-time factor (simulated / wall time)")
+    ax.set_title("speed (stepping loop only)", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", ncol=len(series))
+    fig.suptitle(f"Zoë (steering held straight), {SPEED} m/s straight for {DURATION:g} s: MuJoCo "
+                 f"{mujoco.__version__} vs wmr_dynamics (dynamic, linear contact)", fontsize=10)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _git_commit() -> str:
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                               timeout=10).stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
+def markdown_section(results: Sequence[TerrainResult], overall: float | None, engine: str, elapsed: float,
+                     load: tuple[float, float], figure: Path | None, doc: Path) -> str:
+    """The ``mujoco`` section of docs/benchmarks.md."""
+    main, stab = format_tables(results, overall, markdown=True)
+    s = summary(results, overall)
+    tids = ",".join(str(r.terrain) for r in results)
+    n = len(results)
+    n4 = sum(r.mj[DT_OURS].stable for r in results)
+    all_d = [diffs(r, overall) for r in results]
+
+    def mean_max(key: str, i: int) -> str:
+        v = [d[key][i] for d in all_d if key in d]
+        return "–" if not v else f"{np.mean(v):.3f} (max {np.max(v):.3f})"
+
+    dz = [r.mj[overall].final[2] - r.ours[DT_OURS].final[2] for r in results] if overall else []
+    lifts = [1000 * r.mj[DT_MJ_REF].lift_m for r in results]
+    rtf = (lambda k: "–" if s[k] is None else f"{s[k][0]:,.0f}× real time ({s[k][1]:.0f} µs/step)")  # noqa: E731
+    lines = [
+        "## MuJoCo as a peer",
+        "",
+        "Generated by `benchmarks/mujoco_peer.py` (issue 5, item 4; re-run the script rather than editing this",
+        "section). The same benchmark in [MuJoCo](https://mujoco.org) and in ours: Zoë with the steering held",
+        f"straight, {SPEED} m/s straight for {DURATION:g} s (wheels at v / r, ideal actuators) on terrains "
+        f"`zoe_rough_{{{tids}}}`, both",
+        "engines starting at rest from our contact-initialized state. Ours: dynamic model, piecewise-linear",
+        f"contact, through `Simulator` (engine `{engine}`). MuJoCo {mujoco.__version__}: the MJCF generated from",
+        "our `WmrModel` (`mjcf_from_model`: one body per frame, same tree, masses, centres of mass, inertias;",
+        "steering joints welded; wheels as cylinders of the model's radius and width; the terrain as an `hfield`",
+        "on the grid's nodes), velocity actuators kv = 2000 N·m·s/rad, `implicitfast`, μ = 1, pyramidal cone,",
+        "MuJoCo's default `solref` (0.02, 1) and `solimp`; the body is raised by MuJoCo's deepest initial",
+        f"penetration ({np.mean(lifts):.1f} mm on average, at most {np.max(lifts):.1f} mm — MuJoCo's wheels are 7 cm",
+        "wide and its terrain triangulated). All choices and why: the script's docstring.",
+        "",
+        "- **Stable** (MuJoCo): finite state, no bad-qacc/qvel/qpos warning, |roll|, |pitch| < 45° throughout, and",
+        f"  the final pose within {POS_TOL:g} m and {np.degrees(ANG_TOL):.0f}° of MuJoCo's own Δt = "
+        f"{DT_MJ_REF:g} s run. Δt tried: {', '.join(f'{d:g}' for d in DTS)} s.",
+        "- **×RT**: real-time factor, simulated time / wall time of the stepping loop (MuJoCo: the `mj_step`",
+        "  loop, compilation excluded; ours: `SimResult.wall_time_s`), fastest of the repetitions. **all** row:",
+        "  the step stable on every terrain, total simulated over total wall time, and the mean differences.",
+        "- **Δpos / Δyaw**: final 3-D position (m) and |yaw| (rad) differences after 10 s.",
+        "",
+        main,
+        "",
+        f"**Summary.** MuJoCo's largest step stable on all {n} terrains: "
+        f"**{_num(overall, 'g')} s**; there it runs {rtf('mj_dt')}"
+        + (f"; at Δt = {DT_OURS:g} s it is stable on {n4} of {n} terrains"
+           + (f" and runs {rtf('mj_004')}" if s["mj_004"] else "") + "."),
+        f"Ours at Δt = {DT_OURS:g} s: {rtf('ours_004')}; at {DT_OURS_REF:g} s {rtf('ours_001')}.",
+        f"Final positions of the two engines, each at its own step, differ by {mean_max('mj*-ours.04', 0)} m and",
+        f"yaw by {mean_max('mj*-ours.04', 1)} rad; MuJoCo at Δt = {DT_MJ_REF:g} s vs our Δt = {DT_OURS_REF:g} s "
+        f"reference: {mean_max('mj.001-ours.01', 0)} m.",
+        f"For scale: our own Δt = {DT_OURS:g} vs {DT_OURS_REF:g} s differ by {mean_max('ours.04-ours.01', 0)} m and "
+        f"MuJoCo's Δt = {_num(overall, 'g')} vs {DT_MJ_REF:g} s by {mean_max('mj*-mj.001', 0)} m — the",
+        "engines disagree several times more with each other than either does with itself at a smaller step: the",
+        "difference is the contact model (soft constraint vs our force law) and the contact geometry, not integration",
+        "error."
+        + (f" MuJoCo ends {1000 * np.mean(dz):+.0f} mm higher on average (Δz of the final poses); on flat ground"
+           " the difference is +20 mm (test_mujoco_peer.py: MuJoCo's contact sinks ≈ 0.3 mm, ours 2 cm by design,"
+           " kp = m·g / (4 · 0.02 m)), the rest presumably from the cylinders' width (their edges ride on side"
+           " slopes) and the different surfaces." if dz else ""),
+        "Per step the two cost about the same"
+        + (f" (MuJoCo {s['mj_dt'][1]:.0f} µs, ours {s['ours_004'][1]:.0f} µs)" if s["mj_dt"] and s["ours_004"]
+           else "")
+        + "; the real-time factors differ by the step each engine can take.",
+        "",
+        "MuJoCo stability per terrain and Δt (✓ stable; ✗ why not):",
+        "",
+        stab,
+        "",
+    ]
+    if figure is not None:
+        lines += [f"![MuJoCo vs ours]({os.path.relpath(figure, doc.parent)})", "",
+                  "Top: overhead body paths (terrain height in grey; white dotted: the commanded line). Bottom:",
+                  "MuJoCo's largest stable step per terrain, and the real-time factors.", ""]
+    lines += [
+        "Caveats:",
+        "",
+        "- **Terrain surface.** MuJoCo's `hfield` is two triangles per cell (diagonal from node (i, j) to",
+        "  (i+1, j+1)); our `HeightGrid` is bilinear. They agree on the nodes and cell edges (ray casts: to",
+        "  ~3e-8 m, MuJoCo stores the hfield in float32) and differ inside a cell by up to",
+        "  |h₁₁ − h₁₀ − h₀₁ + h₀₀| / 4; the normals differ more (constant per triangle vs continuous). Outside",
+        "  the grid MuJoCo has no ground (ours continues the edge heights); the runs stay well inside.",
+        "- **Contact model.** Ours: a force law per wheel (spring–damper normal force, viscous slip force capped",
+        "  at μ·f_z, one contact point on the wheel's mid-plane circle, 2 cm static sinkage). MuJoCo: soft",
+        "  constraints solved per step (no creep below the friction cap; penetration set by the impedance, ≈ 1 mm),",
+        "  several contacts per wheel (one per touching hfield prism), on a 7 cm wide cylinder whose edge touches",
+        "  first on side slopes. MuJoCo's `refsafe` raises timeconst to 2·Δt, so its contact softens at large steps.",
+        "- **Why not a softer MuJoCo contact.** `solref` matched to our contact's vertical mode (timeconst 0.082 s,",
+        "  dampratio 0.55: `solref_from_linear`) lets the thin cylinders sink 2–8 cm into the hfield; a single",
+        "  hfield prism's minimum-penetration direction then becomes sideways (contact normals ±y on prism walls),",
+        "  which pushes the rover sideways or rolls it over, and the results change by decimetres between Δt =",
+        "  0.001 and 0.004 s. MuJoCo's default is far better behaved here.",
+        f"- **Start.** Our contact-initialized pose leaves MuJoCo's wide wheels penetrating by up to "
+        f"{np.max(lifts):.0f} mm;",
+        "  without the lift MuJoCo's penetration recovery launches the rover at Δt ≥ 0.004 s (up to 2.7 m/s).",
+        "- **MuJoCo's reference.** Its Δt = 0.001 s run is within 0.003–0.043 m of a Δt = 0.00025 s run",
+        "  (terrains 1–3, checked once while writing this script), well inside the 0.1 m stability tolerance.",
+        "- **Timing.** Single thread on a shared 2-core machine; MuJoCo's loop is C called in chunks of",
+        f"  {SAMPLE_DT:g} s from Python; ours is whatever `Simulator` runs (engine `{engine}`), so this table",
+        "  follows our engine as it gets faster.",
+        "",
+        f"Run: Python {platform.python_version()}, numpy {np.__version__}, MuJoCo {mujoco.__version__}, commit "
+        f"{_git_commit()}; {elapsed:.0f} s in all; 1-minute load average {load[0]:.2f} at the start / "
+        f"{load[1]:.2f} at the end.",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="terrains 1,2, one repetition; writes out/mujoco_quick/")
+    p.add_argument("--terrains", type=str, default=None, help="comma-separated terrain numbers (default 1..10)")
+    p.add_argument("--repeat", type=int, default=None, help="timing repetitions (default 3; --quick 1)")
+    p.add_argument("--engine", default="auto", choices=("auto", "python", "compiled"), help="our Simulator engine")
+    p.add_argument("--terrain-dir", type=Path, default=None, help=f"default {zr.TERRAIN_DIR}")
+    p.add_argument("--out", type=Path, default=None,
+                   help="folder for benchmarks.md and figures/ (default docs/; with --quick out/mujoco_quick/)")
+    p.add_argument("--no-write", action="store_true", help="print the tables only")
+    p.add_argument("-q", "--quiet", action="store_true")
+    a = p.parse_args(argv)
+    if a.terrains:
+        try:
+            terrains = [int(t) for t in a.terrains.replace(" ", ",").split(",") if t]
+        except ValueError:
+            p.error(f"--terrains: expected comma-separated numbers, got {a.terrains!r}")
+    else:
+        terrains = [1, 2] if a.quick else list(zr.TERRAINS)
+    repeat = a.repeat or (1 if a.quick else 3)
+    load0 = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    results, overall, engine = study(terrains, DTS, repeat, a.engine, a.terrain_dir, a.quiet)
+    elapsed = time.perf_counter() - t0
+    main_t, stab = format_tables(results, overall, markdown=False)
+    print(main_t + "\n\nMuJoCo stability (terrain × dt):\n" + stab)
+    if not a.no_write:
+        out = a.out or (ROOT / "out" / "mujoco_quick" if a.quick else ROOT / "docs")
+        fig = out / "figures" / "mujoco_peer.png"
+        plot_figure(results, overall, fig, a.terrain_dir)
+        doc = out / "benchmarks.md"
+        update_section(doc, SECTION, markdown_section(results, overall, engine, elapsed,
+                                                      (load0, os.getloadavg()[0]), fig, doc))
+        _log(f"wrote section '{SECTION}' of {doc} and {fig}", a.quiet)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
