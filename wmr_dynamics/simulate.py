@@ -181,8 +181,10 @@ class Simulator:
             whenever it can — compiled contact model and actuators, a :class:`BodyVelocityController`, a
             Plane or HeightGrid terrain — and on the Python path otherwise; ``"compiled"`` insists (other
             terrains are rasterized at 2 cm; a configuration it cannot run raises ModelError naming why);
-            ``"python"`` always takes the Python path.  Both paths compute the same steps (tested to
-            1e-9); ``engine_used`` says which one runs.
+            ``"python"`` always takes the Python path.  The kinematic mode with Euler integration is
+            compiled too (without the rollover margin, reported as NaN; ``enhanced`` mode and RK4 run on
+            the Python path).  Both paths compute the same steps (tested to 1e-8); ``engine_used`` says
+            which one runs.
     """
 
     def __init__(self, model: WmrModel, terrain: Terrain, mode: str = "kinematic", dt: float = 0.04,
@@ -213,6 +215,19 @@ class Simulator:
         if engine not in ENGINES:
             raise ModelError(f"engine '{engine}' is not one of {', '.join(ENGINES)}")
         self.engine, self.engine_used, self.compiled = engine, "python", None
+        if mode == "kinematic" and integrator == "euler" and engine != "python":
+            from wmr_dynamics.compiled.engine import CompiledKinematics, NotCompilable
+
+            try:
+                self.compiled = CompiledKinematics(model, terrain, self.controller, self.sigma,
+                                                   exact_terrain=engine == "auto")
+                self.engine_used = "compiled"
+            except NotCompilable as e:
+                if engine == "compiled":
+                    raise ModelError(f"engine 'compiled' cannot run this simulation: {e}") from None
+        elif engine == "compiled" and mode != "dynamic":
+            raise ModelError(f"engine 'compiled' runs the kinematic mode with the Euler integrator and the dynamic "
+                             f"mode; mode={mode!r}, integrator={integrator!r} run on the Python path")
         if mode == "dynamic" and engine != "python":
             from wmr_dynamics.compiled.engine import CompiledDynamics, NotCompilable
 
@@ -289,6 +304,14 @@ class Simulator:
         n = int(round(duration / self.dt))
         nw, m = self.model.num_wheels, self.model
         t = np.arange(n + 1) * self.dt
+        if self.compiled is not None:
+            cmds = np.array([_checked_command(cmd, tk) for tk in t])
+            self.compiled.warm_up()
+            start = time.perf_counter()
+            Q, QV, DZ, CP, VC, RES = self.compiled.rollout(q, cmds, self.dt)
+            wall = time.perf_counter() - start
+            return SimResult(m.name, self.mode, self.dt, t, Q, QV, DZ, CP, VC, RES, np.full(n + 1, np.nan), wall,
+                             list(m.wheel_names))
         Q = np.empty((n + 1, m.num_states))
         QV = np.empty((n + 1, m.num_dof))
         DZ = np.empty((n + 1, nw))

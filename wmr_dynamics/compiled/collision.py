@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
-from wmr_dynamics.collision import N_REFINE
-from wmr_dynamics.compiled.data import ModelData, TerrainData
+from wmr_dynamics.collision import N_REFINE, N_SAMPLES, Contacts
+from wmr_dynamics.compiled.data import ModelData, TerrainData, model_data
 from wmr_dynamics.compiled.terrain import height_normal
+from wmr_dynamics.errors import ModelError, TerrainError
+from wmr_dynamics.model import WmrModel
 
 
 @njit
@@ -128,3 +131,26 @@ def _frame(md: ModelData, T_world: NDArray, w: int, f: int, T: NDArray, tube: fl
         h0 += c * hx
         h2 += c * hz
     angle[w] = math.atan2(-h0, -h2)
+
+
+def compiled_wheel_contacts(model: WmrModel, T_world: NDArray, terrain_data: TerrainData,
+                            n_samples: int = N_SAMPLES) -> Contacts:
+    """:func:`wmr_dynamics.collision.wheel_contacts` on the compiled kernel (for tests and one-off queries).
+
+    Args:
+        model: the WMR model.  T_world: (num_frames, 4, 4) world transforms (forward kinematics).
+        terrain_data: from :func:`wmr_dynamics.compiled.terrain.compile_terrain`.
+        n_samples: coarse samples of δ on the full circle (≥ 8).
+    Raises:
+        TerrainError: the terrain query under a wheel was not finite (NaN state or terrain data).
+    """
+    if n_samples < 8:
+        raise ModelError(f"n_samples: need at least 8 samples of the wheel circle, got {n_samples}")
+    nw = model.num_wheels
+    points, frames = np.empty((nw, 3)), np.empty((nw, 3, 3))
+    dz, angle, lateral = np.empty(nw), np.empty(nw), np.empty(nw)
+    bad = wheel_contacts_kernel(model_data(model), terrain_data, np.ascontiguousarray(T_world, dtype=float),
+                                int(n_samples), points, frames, dz, angle, lateral)
+    if bad:
+        raise TerrainError(f"terrain returned a non-finite height or normal under wheel {model.wheel_names[bad - 1]}")
+    return Contacts(points=points, frames=frames, dz=dz, angle=angle, lateral=lateral)

@@ -225,3 +225,56 @@ class CompiledDynamics:
     def _raise(self, status: int, row: int, dt: float) -> None:
         if status != 0:
             raise ModelError(f"{self.model.name}: step {row} (t = {row * dt:g} s): {_STATUS.get(status, status)}")
+
+
+class CompiledKinematics:
+    """Compiled kinematic model (stabilized DAE, Euler integration) of one vehicle on one terrain.
+
+    Args as :class:`CompiledDynamics`; ``sigma`` is the Baumgarte gain (1/s, eqs. 2.35–2.36).  Raises
+    :class:`NotCompilable` for what only the Python path runs (enhanced mode, RK4, custom controllers).
+    """
+
+    def __init__(self, model: WmrModel, terrain, controller: BodyVelocityController | None, sigma: float,  # noqa: ANN001
+                 exact_terrain: bool = False) -> None:
+        if controller is not None and not isinstance(controller, BodyVelocityController):
+            raise NotCompilable("a custom controller callable runs on the Python path")
+        self.model, self.sigma = model, float(sigma)
+        self.md = model_data(model)
+        self.td = terrain_data(terrain, exact_only=exact_terrain)
+        self.cd = controller_data(controller, model)
+        self.n_cmd = 2 if controller is not None else len(model.actuated_joint_names)
+        self._warm = False
+
+    def warm_up(self) -> None:
+        """Compile (or load from the cache) the kernels with a one-row rollout."""
+        if not self._warm:
+            try:
+                self.rollout(self.model.neutral_state(), np.zeros((1, self.n_cmd)), 0.01)
+            except ModelError:
+                pass
+            self._warm = True
+
+    def rollout(self, q0: NDArray, cmds: NDArray, dt: float) -> tuple[NDArray, ...]:
+        """(Q, QV, DZ, CP, VC, RES) for command rows ``cmds`` (n+1, m); raises ModelError on failure."""
+        from wmr_dynamics.compiled.kinematics import kinematic_rollout, kinematic_workspace
+
+        m = self.model
+        c = np.ascontiguousarray(cmds, dtype=float)
+        if c.ndim != 2 or c.shape[1] != self.n_cmd or not np.all(np.isfinite(c)):
+            raise ModelError(f"commands: expected finite rows of {self.n_cmd} values, got shape {c.shape}")
+        n1, nw = c.shape[0], m.num_wheels
+        Q = np.full((n1, m.num_states), np.nan)
+        QV, DZ, CP = np.zeros((n1, m.num_dof)), np.zeros((n1, nw)), np.zeros((n1, nw, 3))
+        VC, RES = np.zeros((n1, nw)), np.zeros(n1)
+        ws = kinematic_workspace(self.md)
+        status, row = kinematic_rollout(self.md, self.td, self.cd, ws, np.ascontiguousarray(q0, dtype=float), c,
+                                        float(dt), self.sigma, Q, QV, DZ, CP, VC, RES)
+        if status != 0:
+            raise ModelError(f"{m.name}: step {row} (t = {row * dt:g} s): {_KIN_STATUS.get(status, status)}")
+        return Q, QV, DZ, CP, VC, RES
+
+
+_KIN_STATUS = {1: "the terrain returned a non-finite height or normal under a wheel",
+               2: "the kinematic constraint system is singular",
+               3: "the state became non-finite",
+               4: "the controller produced a non-finite joint rate command"}

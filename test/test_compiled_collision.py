@@ -1,0 +1,193 @@
+"""Compiled terrain queries and wheel–terrain contact search against the Python reference they compile."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from shared_paths import TERRAINS
+
+import wmr_dynamics as wmr
+from wmr_dynamics.collision import drop_onto_terrain, wheel_contacts
+from wmr_dynamics.compiled.collision import compiled_wheel_contacts, wheel_contacts_kernel
+from wmr_dynamics.compiled.data import TERRAIN_GRID, TERRAIN_PLANE, TerrainData, model_data
+from wmr_dynamics.compiled.terrain import compile_terrain, height_normal
+from wmr_dynamics.errors import TerrainError
+from wmr_dynamics.kinematics import forward_kinematics
+from wmr_dynamics.terrain import Composite, HeightGrid, Plane, Ramp, load_terrain
+
+ROOT = Path(__file__).resolve().parents[1]
+VEHICLES = sorted(wmr.bundled_vehicles())
+TILTED = Plane(normal=(0.15, -0.25, 1.0), point=(1.0, -2.0, 0.3))
+
+
+@pytest.fixture(scope="module")
+def rough():
+    return load_terrain(TERRAINS / "zoe_rough_3.txt")
+
+
+def _hn(td, xs, ys):
+    return np.array([height_normal(td.kind, td.params, td.grid, x, y) for x, y in zip(xs, ys, strict=True)])
+
+
+def _states(model, terrain, rng, n):
+    """n random states near the ground: random pose and joints, dropped so the lowest wheel touches."""
+    out = []
+    for _ in range(n):
+        x, y = rng.uniform(-3.0, 10.0), rng.uniform(-3.0, 3.0)
+        q = model.state(xyz=(x, y, float(terrain.height(x, y)) + 1.0),
+                        rpy=(rng.normal(0, 0.15), rng.normal(0, 0.15), rng.uniform(-np.pi, np.pi)))
+        lo, hi = np.maximum(model.joint_lower[1:], -0.3), np.minimum(model.joint_upper[1:], 0.3)
+        q[7:] = rng.uniform(lo, hi)
+        out.append(drop_onto_terrain(model, q, terrain, clearance=rng.uniform(-0.02, 0.0)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- terrain
+def test_grid_heights_and_normals_match_heightgrid_inside_outside_and_on_cell_edges(rough):
+    td = compile_terrain(rough)
+    assert td.kind == TERRAIN_GRID
+    rng = np.random.default_rng(0)
+    nodes_x = rough.x_min + rough.dx * rng.integers(0, rough.nx, 60)
+    nodes_y = rough.y_min + rough.dy * rng.integers(0, rough.ny, 60)
+    xs = np.r_[rng.uniform(-9, 17, 300), nodes_x, nodes_x, rng.uniform(-6, 14, 60), rough.x_min, rough.x_max,
+               rough.x_max, rough.x_min - 1.0, rough.x_max + 2.0]
+    ys = np.r_[rng.uniform(-8, 8, 300), rng.uniform(-5, 5, 60), nodes_y, nodes_y, rough.y_min, rough.y_max,
+               rough.y_min, rough.y_max + 1.0, rough.y_min - 3.0]
+    h, n = rough.height_normal(xs, ys)
+    got = _hn(td, xs, ys)
+    np.testing.assert_allclose(got[:, 0], h, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got[:, 1:], n, rtol=0, atol=1e-12)
+
+
+def test_plane_heights_and_normals_are_exact():
+    td = compile_terrain(TILTED)
+    assert td.kind == TERRAIN_PLANE
+    rng = np.random.default_rng(1)
+    xs, ys = rng.uniform(-50, 50, 100), rng.uniform(-50, 50, 100)
+    got = _hn(td, xs, ys)
+    np.testing.assert_allclose(got[:, 0], TILTED.height(xs, ys), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got[:, 1:], TILTED.normal(xs, ys), rtol=0, atol=1e-15)
+
+
+def test_rasterized_ramp_matches_the_analytic_ramp_away_from_its_edges():
+    ramp = Ramp(x_start=1.0, height=0.5, slope_deg=15.0, top_length=1.0, yaw=0.3, origin=(0.5, -0.2))
+    td = compile_terrain(ramp, spacing=0.02)
+    assert td.kind == TERRAIN_GRID and td.params[2] == td.params[3] == 0.02
+    rng = np.random.default_rng(2)
+    s = rng.uniform(-0.5, ramp.s_end + 0.5, 400)
+    edges = np.array([ramp.x_start, ramp.s_top, ramp.s_top_end, ramp.s_end])
+    s = s[np.abs(s[:, None] - edges[None, :]).min(axis=1) > 0.05]  # a cell diagonal (0.028 m) and a margin
+    lat = rng.uniform(-3, 3, s.size)
+    c, sn = np.cos(ramp.yaw), np.sin(ramp.yaw)
+    xs, ys = ramp.origin[0] + c * s - sn * lat, ramp.origin[1] + sn * s + c * lat
+    got = _hn(td, xs, ys)
+    np.testing.assert_allclose(got[:, 0], ramp.height(xs, ys), atol=1e-9)
+    np.testing.assert_allclose(got[:, 1:], ramp.normal(xs, ys), atol=1e-9)
+    # at an edge the rasterized slope is a bilinear ramp at most one cell wide
+    x_kink, y_kink = ramp.origin[0] + c * ramp.s_top, ramp.origin[1] + sn * ramp.s_top
+    assert abs(height_normal(td.kind, td.params, td.grid, x_kink, y_kink)[0] - 0.5) < 0.02 * np.tan(np.radians(15))
+
+
+def test_unbounded_terrain_without_bounds_is_refused():
+    with pytest.raises(TerrainError, match="unbounded"):
+        compile_terrain(Composite([Plane(), Plane(normal=(0.1, 0, 1))]))
+
+
+# -------------------------------------------------------------------------------------------- contacts
+def _assert_same_contacts(model, T, terrain, td, atol=1e-12):
+    ref = wheel_contacts(model, T, terrain)
+    got = compiled_wheel_contacts(model, T, td)
+    for name in ("points", "frames", "dz", "angle", "lateral"):
+        np.testing.assert_allclose(getattr(got, name), getattr(ref, name), rtol=0, atol=atol, err_msg=name)
+    return ref
+
+
+@pytest.mark.parametrize("name", VEHICLES)
+def test_contacts_match_python_on_a_rough_grid_and_a_tilted_plane(name, rough):
+    model = wmr.load_model(name)
+    rng = np.random.default_rng(sum(map(ord, name)))
+    for terrain in (rough, TILTED):
+        td = compile_terrain(terrain)
+        for q in _states(model, terrain, rng, 4):
+            _assert_same_contacts(model, forward_kinematics(model, q), terrain, td)
+
+
+def test_torus_wheels_slide_their_contact_across_the_tread_like_python():
+    """pvc_tricycle: torus wheels; a strong roll moves the contact point along the wheel axis."""
+    model = wmr.load_model("pvc_tricycle")
+    td = compile_terrain(TILTED)
+    q = drop_onto_terrain(model, model.state(xyz=(0.0, 0.0, 1.0), rpy=(0.4, -0.1, 0.7)), TILTED)
+    ref = _assert_same_contacts(model, forward_kinematics(model, q), TILTED, td)
+    assert np.abs(ref.lateral).max() > 0.005
+
+
+def test_cylinder_wheel_dz_on_a_tilted_plane_has_the_closed_form():
+    """Δz = n·c − d − R √(1 − (n·ŷ_w)²): the lowest rim point of a circle of radius R over a plane."""
+    model = wmr.load_model("zoe")
+    td = compile_terrain(TILTED)
+    n, d = td.params[:3], td.params[3]
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        q = model.state(xyz=(rng.uniform(-2, 2), rng.uniform(-2, 2), 1.0), rpy=rng.normal(0, 0.3, 3))
+        T = forward_kinematics(model, q)
+        got = compiled_wheel_contacts(model, T, td)
+        Tw = T[model.wheel_frame]
+        expect = Tw[:, :3, 3] @ n - d - model.wheel_radii * np.sqrt(1.0 - (Tw[:, :3, 1] @ n) ** 2)
+        np.testing.assert_allclose(got.dz, expect, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(got.points @ n - d, got.dz, rtol=0, atol=1e-10)  # the point is on the rim
+
+
+def test_a_non_finite_query_returns_the_wheel_number():
+    model = wmr.load_model("rocky7")
+    md = model_data(model)
+    grid = HeightGrid(-2.0, -2.0, 0.1, 0.1, np.zeros((41, 41)))
+    q = drop_onto_terrain(model, model.state(xyz=(0.0, 0.0, 0.5)), grid)
+    T = forward_kinematics(model, q)
+    out = [np.empty((6, 3)), np.empty((6, 3, 3)), np.empty(6), np.empty(6), np.empty(6)]
+    td = compile_terrain(grid)
+    assert wheel_contacts_kernel(md, td, T, 36, *out) == 0
+    # HeightGrid refuses NaN heights; the kernel's data need not come from one: a hole under wheel 2
+    c = T[model.wheel_frame[2], :3, 3]
+    holes = td.grid.copy()
+    holes[int((c[1] + 2.0) / 0.1) - 3:int((c[1] + 2.0) / 0.1) + 4, int((c[0] + 2.0) / 0.1) - 3:
+          int((c[0] + 2.0) / 0.1) + 4] = np.nan
+    assert wheel_contacts_kernel(md, TerrainData(TERRAIN_GRID, td.params, holes), T, 36, *out) == 3
+    # a NaN state (wheel 4's frame)
+    T_bad = T.copy()
+    T_bad[model.wheel_frame[4], 0, 3] = np.nan
+    assert wheel_contacts_kernel(md, td, T_bad, 36, *out) == 5
+    with pytest.raises(TerrainError, match=model.wheel_names[4]):
+        compiled_wheel_contacts(model, T_bad, td)
+
+
+_SCRIPT = """
+import json, sys
+import numpy as np
+import wmr_dynamics as wmr
+from wmr_dynamics.collision import drop_onto_terrain
+from wmr_dynamics.compiled.collision import compiled_wheel_contacts
+from wmr_dynamics.compiled.terrain import compile_terrain
+from wmr_dynamics.kinematics import forward_kinematics
+from wmr_dynamics.terrain import load_terrain
+terrain = load_terrain(sys.argv[1])
+model = wmr.load_model("pvc_tricycle")
+q = drop_onto_terrain(model, model.state(xyz=(2.0, 0.5, 1.0), rpy=(0.1, -0.2, 0.4)), terrain)
+c = compiled_wheel_contacts(model, forward_kinematics(model, q), compile_terrain(terrain))
+print(json.dumps([np.asarray(getattr(c, k)).tolist() for k in ("points", "frames", "dz", "angle", "lateral")]))
+"""
+
+
+def test_the_kernel_runs_interpreted_with_numba_disabled_and_gives_the_same_numbers():
+    path = str(TERRAINS / "zoe_rough_3.txt")
+    runs = []
+    for disable in ("1", "0"):
+        env = dict(os.environ, NUMBA_DISABLE_JIT=disable, PYTHONPATH=str(ROOT))
+        out = subprocess.run([sys.executable, "-c", _SCRIPT, path], env=env, capture_output=True, text=True,
+                             check=True, cwd=ROOT)
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    for a, b in zip(*runs, strict=True):
+        np.testing.assert_allclose(np.array(a), np.array(b), rtol=0, atol=1e-13)
