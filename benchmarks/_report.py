@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 
-def update_section(path: str | os.PathLike[str], name: str, markdown: str) -> Path:
+def update_section(path: str | os.PathLike[str], name: str, markdown: str, position: str = "end") -> Path:
     """Put ``markdown`` between the markers ``<!-- BEGIN {name} -->`` and ``<!-- END {name} -->`` of ``path``.
 
     Only the text between that pair of markers is replaced; the rest of the file is kept as it is.  Without
-    the markers the marked section is appended at the end; a missing file (and folder) is created.  A BEGIN
-    marker without its END marker raises ValueError (the file was edited by hand; nothing is written).
-    Returns the path.
+    the markers the marked section is added: at the end (``position="end"``, the default), or with
+    ``position="top"`` before the first marked section of the file (after any unmarked text above it, such
+    as the file's title; at the end if the file has no marked section).  An existing section stays where it
+    is whatever ``position`` says.  A missing file (and folder) is created.  A BEGIN marker without its END
+    marker raises ValueError (the file was edited by hand; nothing is written).  Returns the path.
     """
     if not name or "--" in name or "\n" in name:
         raise ValueError(f"section name must be non-empty, one line and free of '--': {name!r}")
+    if position not in ("end", "top"):
+        raise ValueError(f"position must be 'end' or 'top', got {position!r}")
     p = Path(path)
     begin, end = f"<!-- BEGIN {name} -->", f"<!-- END {name} -->"
     block = f"{begin}\n{markdown.strip(chr(10))}\n{end}"
@@ -26,8 +31,16 @@ def update_section(path: str | os.PathLike[str], name: str, markdown: str) -> Pa
         if j < 0:
             raise ValueError(f"{p}: found '{begin}' but no '{end}' after it")
         new = text[:i] + block + text[j + len(end):]
+    elif position == "top" and (k := _first_marker(text)) >= 0:
+        new = text[:k] + block + "\n\n" + text[k:]
     else:
         new = (text.rstrip("\n") + "\n\n" if text.strip() else "") + block + "\n"
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(new, encoding="utf-8")
     return p
+
+
+def _first_marker(text: str) -> int:
+    """Index of the first ``<!-- BEGIN name -->`` line of ``text`` (−1 if none)."""
+    m = re.search(r"^<!-- BEGIN [^\n]*? -->$", text, flags=re.MULTILINE)
+    return m.start() if m else -1

@@ -25,7 +25,7 @@ from wmr_dynamics.controllers import BodyVelocityController  # noqa: E402
 from wmr_dynamics.dynamics.force_balance import DynamicsOptions  # noqa: E402
 from wmr_dynamics.errors import ModelError  # noqa: E402
 from wmr_dynamics.simulate import Simulator  # noqa: E402
-from wmr_dynamics.terrain import HeightGrid, Plane, Ramp, gaussian_rough_terrain  # noqa: E402
+from wmr_dynamics.terrain import Box, HeightGrid, Plane, Ramp, gaussian_rough_terrain  # noqa: E402
 
 
 def both(model, terrain, duration, command, q0=None, qvel0=None, **kw):
@@ -187,9 +187,11 @@ def test_python_only_configurations_fall_back_or_explain(zoe_model, rough):
         Simulator(zoe_model, rough, mode="dynamic", controller=custom, engine="compiled")
     opts = DynamicsOptions.from_config(zoe_model, approximate_bias=True)
     assert Simulator(zoe_model, rough, mode="dynamic", dynamics=opts).engine_used == "python"
+    box = Box(center=(2.0, 0.0), size=(1.0, 1.0), height=0.1)
+    assert Simulator(zoe_model, box, mode="dynamic").engine_used == "python"  # auto never rasterizes
+    assert Simulator(zoe_model, box, mode="dynamic", engine="compiled").engine_used == "compiled"
     ramp = Ramp(x_start=1.0, height=0.3, slope_deg=10.0)
-    assert Simulator(zoe_model, ramp, mode="dynamic").engine_used == "python"  # auto never rasterizes
-    assert Simulator(zoe_model, ramp, mode="dynamic", engine="compiled").engine_used == "compiled"
+    assert Simulator(zoe_model, ramp, mode="dynamic").engine_used == "compiled"  # exact profile kind
     with pytest.raises(ModelError, match="engine 'warp' is not one of"):
         Simulator(zoe_model, rough, mode="dynamic", engine="warp")
     with pytest.raises(ModelError, match="rollout_batch needs mode='dynamic'"):
@@ -223,3 +225,19 @@ def test_nopython_disabled_jit_runs_the_same_code(tmp_path):
         subprocess.run([sys.executable, "-c", code % out], check=True, env=env, timeout=300)
         outs.append(np.load(out))
     np.testing.assert_allclose(outs[1], outs[0], atol=1e-12)
+
+
+def test_fewer_collision_samples_match_python_and_stay_close_to_the_default(zoe_model, rough):
+    """DynamicsOptions.collision_samples reaches both paths; 12 coarse samples give nearly the default motion."""
+    ctrl = BodyVelocityController(zoe_model, "naive")
+    q0 = zoe.initial_state(zoe_model, rough)
+    opts = DynamicsOptions.from_config(zoe_model, contact="linear", collision_samples=12)
+    py, cc = both(zoe_model, rough, 2.0, (0.5, 0.0), q0=q0, dt=0.04, controller=ctrl, dynamics=opts)
+    assert_same(py, cc)
+    ref = Simulator(zoe_model, rough, mode="dynamic", dt=0.04, controller=ctrl,
+                    dynamics=DynamicsOptions.from_config(zoe_model, contact="linear")).run(2.0, (0.5, 0.0), q0=q0,
+                                                                                          progress=False)
+    assert np.linalg.norm(cc.q[-1, 4:7] - ref.q[-1, 4:7]) < 1e-3  # m
+    with pytest.raises(ModelError, match="collision_samples must be an integer >= 8"):
+        Simulator(zoe_model, rough, mode="dynamic",
+                  dynamics=DynamicsOptions.from_config(zoe_model, collision_samples=4))

@@ -20,7 +20,7 @@ from wmr_dynamics.controllers import BodyVelocityController  # noqa: E402
 from wmr_dynamics.errors import ModelError  # noqa: E402
 from wmr_dynamics.kinematics import forward_kinematics  # noqa: E402
 from wmr_dynamics.simulate import Simulator  # noqa: E402
-from wmr_dynamics.terrain import HeightGrid, Plane, Ramp, gaussian_rough_terrain  # noqa: E402
+from wmr_dynamics.terrain import Box, HeightGrid, Plane, Ramp, Steps, gaussian_rough_terrain  # noqa: E402
 
 
 def both(model, terrain, duration, command, **kw):
@@ -90,7 +90,7 @@ def test_terrain_queries_and_contacts_match_python():
         model = wmr.load_model(name)
         md = model_data(model)
         nw = model.num_wheels
-        for k in range(3):
+        for _ in range(3):
             q = model.state(xyz=(rng.uniform(0, 4), rng.uniform(-2, 2), 0.3), rpy=rng.normal(0, 0.2, 3))
             q[7:] = rng.normal(0, 0.1, model.num_joints)
             T = forward_kinematics(model, q)
@@ -101,13 +101,26 @@ def test_terrain_queries_and_contacts_match_python():
                 np.testing.assert_allclose(a, b, atol=1e-10)
 
 
-def test_rasterized_ramp_matches_the_analytic_ramp_away_from_its_edges():
-    ramp = Ramp(x_start=1.0, height=0.5, slope_deg=15.0)
-    td = compile_terrain(ramp)
-    for x in (0.3, 1.5, 2.2):
-        got = height_normal(td.kind, td.params, td.grid, x, 0.3)
-        assert got[0] == pytest.approx(float(ramp.height(x, 0.3)), abs=1e-9)
-        np.testing.assert_allclose(got[1:], ramp.normal(x, 0.3), atol=1e-9)
+@pytest.mark.parametrize("terrain", [Ramp(x_start=1.0, height=0.5, slope_deg=15.0, yaw=0.3, origin=(0.5, -1.0)),
+                                     Ramp(x_start=0.0, height=0.4, slope_deg=25.0, down=False),
+                                     Steps(x_start=1.0, step_length=0.5, step_height=0.1, n_steps=3, yaw=-0.2)])
+def test_profile_terrains_are_exact(terrain):
+    td = compile_terrain(terrain)
+    rng = np.random.default_rng(1)
+    xs, ys = rng.uniform(-2, 9, 300), rng.uniform(-3, 3, 300)
+    h, n = terrain.height_normal(xs, ys)
+    got = np.array([height_normal(td.kind, td.params, td.grid, x, y) for x, y in zip(xs, ys, strict=True)])
+    np.testing.assert_allclose(got[:, 0], h, atol=1e-12)
+    np.testing.assert_allclose(got[:, 1:], n, atol=1e-12)
+
+
+def test_rasterized_box_matches_the_analytic_box_away_from_its_edges():
+    box = Box(center=(2.0, 0.5), size=(1.0, 2.0), height=0.2)
+    td = compile_terrain(box)
+    for x, y in ((2.0, 0.5), (0.5, 0.0), (2.3, 1.2)):
+        got = height_normal(td.kind, td.params, td.grid, x, y)
+        assert got[0] == pytest.approx(float(box.height(x, y)), abs=1e-9)
+        np.testing.assert_allclose(got[1:], box.normal(x, y), atol=1e-9)
 
 
 def test_compiled_engine_refuses_what_it_cannot_run_and_bad_commands():
@@ -129,3 +142,209 @@ def test_flat_ground_straight_driving_has_no_slip_on_the_compiled_path():
     r = sim.run(4.0, (0.7, 0.0), progress=False)
     assert np.abs(r.contact_speed[:-1]).max() < 1e-9
     assert r.summary()["distance_m"] == pytest.approx(0.7 * 4.0, rel=1e-6)
+
+
+# ---- the step and rollout kernels driven by given actuated rates ---------------------------------------------
+from wmr_dynamics.compiled.controllers import controller_data  # noqa: E402
+from wmr_dynamics.compiled.kinematics import (  # noqa: E402
+    STATUS_COMMAND,
+    kinematic_rollout,
+    kinematic_step,
+    kinematic_workspace,
+)
+from wmr_dynamics.compiled.linalg import least_squares  # noqa: E402
+
+
+def python_rates_run(model, terrain, U, dt, q0):
+    """Simulator (Python path) whose controller returns U[k] at step k (the command's v carries k)."""
+    sim = Simulator(model, terrain, mode="kinematic", dt=dt, controller=lambda q, T, v, w: U[int(v)], engine="python")
+    return sim.run((len(U) - 1) * dt, lambda t: (round(t / dt), 0.0), q0=q0, progress=False)
+
+
+def compiled_rates_run(model, terrain, U, dt, q0, method=0):
+    md, td = model_data(model), compile_terrain(terrain)
+    n1, nw = len(U), model.num_wheels
+    out = (np.full((n1, model.num_states), np.nan), np.zeros((n1, model.num_dof)), np.zeros((n1, nw)),
+           np.zeros((n1, nw, 3)), np.zeros((n1, nw)), np.zeros(n1))
+    status = kinematic_rollout(md, td, controller_data(None, model, direct=True), kinematic_workspace(md),
+                               np.asarray(q0, dtype=float), np.ascontiguousarray(U, dtype=float), dt, 1.0 / dt, *out,
+                               method)
+    return status, out
+
+
+def assert_rows_match(py, out, atol):
+    Q, QV, DZ, CP, VC, RES = out
+    np.testing.assert_allclose(Q, py.q, rtol=0, atol=atol)
+    np.testing.assert_allclose(QV, py.qvel, rtol=0, atol=10 * atol)
+    np.testing.assert_allclose(DZ, py.dz, rtol=0, atol=atol)
+    np.testing.assert_allclose(CP, py.contact_points, rtol=0, atol=atol)
+    np.testing.assert_allclose(VC, py.contact_speed, rtol=0, atol=10 * atol)
+    np.testing.assert_allclose(RES, py.residual, rtol=0, atol=10 * atol)
+
+
+def rates(model, n, dt, wheel_speed, steer=0.0, seed=0):
+    """(n+1, na) smooth actuated rates: wheels at wheel_speed (m/s) / r with a slow differential wobble,
+    steering joints at steer · sin(t)."""
+    t = np.arange(n + 1)[:, None] * dt
+    rng = np.random.default_rng(seed)
+    U = np.zeros((n + 1, len(model.actuated_joint_names)))
+    radius = dict(zip(model.wheel_joint_names, model.wheel_radii, strict=True))
+    for j, name in enumerate(model.actuated_joint_names):
+        if name in radius:
+            U[:, j] = wheel_speed / radius[name] * (1.0 + 0.2 * np.sin(0.7 * t[:, 0] + rng.uniform(0, 6)))
+        else:
+            U[:, j] = steer * np.sin(t[:, 0] + rng.uniform(0, 6))
+    return U
+
+
+def test_zoe_rates_driven_rollout_matches_the_python_simulator_on_a_thesis_terrain():
+    """10 s of Zoë (steering held by joint constraints) on zoe_rough_2 at Δt = 0.04 s: states to 1e-9."""
+    model, terrain, dt = zoe.zoe_model(), zoe.load_terrain(2, TERRAINS), 0.04
+    q0 = Simulator(model, terrain, dt=dt, engine="python").initial_state()
+    U = rates(model, 250, dt, 0.5)
+    py = python_rates_run(model, terrain, U, dt, q0)
+    status, out = compiled_rates_run(model, terrain, U, dt, q0)
+    assert status == (0, -1)
+    assert_rows_match(py, out, 1e-9)
+    assert out[0][-1, 4] > 4.0  # it drove over the terrain
+
+
+@pytest.mark.parametrize("name, seconds", [("rocky7", 4.0), ("pvc_tricycle", 3.0)])
+def test_rates_driven_rollout_matches_python_with_joint_constraints_and_limits(name, seconds):
+    """Rocky 7: rocker-bogie differential (a joint constraint), actuated steering; PVC tricycle: torus wheels,
+    camber joints and the actuated steering pushed into their URDF stops (the active set)."""
+    model, dt = wmr.load_model(name), 0.04
+    terrain = gaussian_rough_terrain(rms=0.08 if name == "pvc_tricycle" else 0.04, corr_len=0.3, bounds=(-3, 8, -4, 4),
+                                     seed=3)
+    q0 = Simulator(model, terrain, dt=dt, engine="python").initial_state()
+    n = int(round(seconds / dt))
+    U = rates(model, n, dt, 0.4, steer=0.8 if name == "pvc_tricycle" else 0.3, seed=1)
+    py = python_rates_run(model, terrain, U, dt, q0)
+    status, out = compiled_rates_run(model, terrain, U, dt, q0)
+    assert status == (0, -1)
+    assert_rows_match(py, out, 1e-9)
+    if name == "pvc_tricycle":
+        theta = out[0][:, 7:]
+        steer = model.joint_index("steer1_joint")
+        assert np.abs(theta[:, steer]).max() > 0.6 - 1e-3  # the steering stop (±0.6 rad) was reached and held
+        assert np.abs(theta[:, steer]).max() < 0.6 + 0.05
+
+
+def test_kinematic_step_is_one_row_of_the_rollout():
+    model, dt = wmr.load_model("rocky7"), 0.04
+    terrain = gaussian_rough_terrain(rms=0.04, corr_len=0.3, bounds=(-3, 8, -4, 4), seed=3)
+    q0 = Simulator(model, terrain, dt=dt, engine="python").initial_state()
+    U = rates(model, 5, dt, 0.4, steer=0.3)
+    _, (Q, QV, DZ, _, VC, _) = compiled_rates_run(model, terrain, U, dt, q0)
+    md, td = model_data(model), compile_terrain(terrain)
+    ws = kinematic_workspace(md)
+    q, nw = q0.copy(), model.num_wheels
+    q_next, qvel, dz, vc = np.zeros_like(q), np.zeros(model.num_dof), np.zeros(nw), np.zeros(nw)
+    for k in range(5):
+        assert kinematic_step(md, td, ws, q, U[k], dt, 1.0 / dt, q_next, qvel, dz, vc) == 0
+        np.testing.assert_array_equal(qvel, QV[k])
+        np.testing.assert_array_equal(dz, DZ[k])
+        np.testing.assert_array_equal(vc, VC[k])
+        np.testing.assert_array_equal(q_next, Q[k + 1])
+        q = q_next.copy()
+
+
+def test_a_non_finite_rate_is_an_error_code_not_a_crash():
+    model, dt = wmr.load_model("zoe"), 0.04
+    terrain = Plane()
+    q0 = Simulator(model, terrain, dt=dt, engine="python").initial_state()
+    U = rates(model, 10, dt, 0.5)
+    U[6, 2] = np.nan
+    status, out = compiled_rates_run(model, terrain, U, dt, q0)
+    assert status == (STATUS_COMMAND, 6)
+    assert np.all(np.isfinite(out[0][:7])) and np.all(np.isnan(out[0][7:]))  # rows up to the failure written
+    md, td = model_data(model), compile_terrain(terrain)
+    z = np.zeros(model.num_wheels)
+    assert kinematic_step(md, td, kinematic_workspace(md), q0, U[6], dt, 25.0, np.zeros_like(q0),
+                          np.zeros(model.num_dof), z, z.copy()) == STATUS_COMMAND
+
+
+def test_fast_collision_method_changes_the_zoe_benchmark_run_by_well_under_a_millimetre():
+    model, terrain, dt = zoe.zoe_model(), zoe.load_terrain(2, TERRAINS), 0.04
+    q0 = Simulator(model, terrain, dt=dt, engine="python").initial_state()
+    U = rates(model, 250, dt, 0.5)
+    (s0, out0), (s1, out1) = (compiled_rates_run(model, terrain, U, dt, q0, method=m) for m in (0, 1))
+    assert s0 == s1 == (0, -1)
+    assert np.abs(out1[0][:, 4:7] - out0[0][:, 4:7]).max() < 1e-3  # m, position over 10 s (measured 0.3 mm)
+
+
+def test_least_squares_is_lstsq_on_the_selected_columns():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(14, 13))
+    cols = np.array([0, 1, 2, 3, 4, 5, 6, 8, 11], dtype=np.int64)
+    b = rng.normal(size=14)
+    N, x = np.zeros((13, 13)), np.zeros(13)
+    assert least_squares(A, 14, cols, cols.size, b, N, x)
+    np.testing.assert_allclose(x[:cols.size], np.linalg.lstsq(A[:, cols], b, rcond=None)[0], rtol=0, atol=1e-10)
+    A[:, cols[4]] = 0.0  # a column that no constraint sees (a free joint): exactly 0, as the minimum norm
+    assert least_squares(A, 14, cols, cols.size, b, N, x)
+    ref = np.linalg.lstsq(A[:, cols], b, rcond=None)[0]
+    assert x[4] == 0.0
+    np.testing.assert_allclose(x[:cols.size], ref, rtol=0, atol=1e-10)
+    A[:, cols[3]] = A[:, cols[2]]  # dependent columns: the same fit, the split between them only to ~1e-4
+    b = A[:, cols] @ rng.normal(size=cols.size)
+    assert least_squares(A, 14, cols, cols.size, b, N, x)
+    np.testing.assert_allclose(A[:, cols] @ x[:cols.size], b, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(x[:cols.size], np.linalg.lstsq(A[:, cols], b, rcond=None)[0], rtol=0, atol=1e-3)
+    assert not least_squares(np.zeros((3, 3)), 3, cols, 2, b, N, x)
+
+
+def test_timing_of_a_zoe_kinematic_step(capsys):
+    """Reported, not asserted (DESIGN.md: no wall-clock assertions): µs per step, Zoë, thesis terrain, Δt 0.04."""
+    import time
+
+    model, terrain, dt = zoe.zoe_model(), zoe.load_terrain(1, TERRAINS), 0.04
+    q0 = Simulator(model, terrain, dt=dt, engine="python").initial_state()
+    U = rates(model, 250, dt, 0.5)
+    lines = []
+    for method in (0, 1):
+        compiled_rates_run(model, terrain, U, dt, q0, method)
+        best = min(_timed(time, compiled_rates_run, model, terrain, U, dt, q0, method) for _ in range(5))
+        lines.append(f"Zoë kinematic step, collision method {method}: {1e6 * best / 251:.2f} µs "
+                     f"({dt * 251 / best:,.0f}x real time, including the set-up of the call)")
+    with capsys.disabled():
+        print("\n" + "\n".join(lines))
+
+
+def _timed(time, fn, *args):
+    t0 = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - t0
+
+
+_SCRIPT = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import wmr_dynamics as wmr
+from test_compiled_kinematics import compiled_rates_run, rates
+from wmr_dynamics.terrain import gaussian_rough_terrain
+model = wmr.load_model("rocky7")
+terrain = gaussian_rough_terrain(rms=0.04, corr_len=0.3, bounds=(-1, 2, -1, 1), seed=3)
+q0 = model.state(xyz=(0.0, 0.0, 0.45))
+q0[7:] = 0.05
+status, out = compiled_rates_run(model, terrain, rates(model, 3, 0.04, 0.4, steer=0.3), 0.04, q0)
+print(json.dumps([list(status)] + [np.asarray(a).tolist() for a in out]))
+"""
+
+
+def test_the_rollout_runs_interpreted_with_numba_disabled_and_gives_the_same_numbers():
+    import json
+    import os
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    runs = []
+    for disable in ("1", "0"):
+        env = dict(os.environ, NUMBA_DISABLE_JIT=disable, PYTHONPATH=str(root))
+        res = subprocess.run([sys.executable, "-c", _SCRIPT, str(Path(__file__).parent)], env=env, cwd=root,
+                             capture_output=True, text=True, check=True)
+        runs.append(json.loads(res.stdout.strip().splitlines()[-1]))
+    assert runs[0][0] == runs[1][0] == [0, -1]
+    for a, b in zip(runs[0][1:], runs[1][1:], strict=True):
+        np.testing.assert_allclose(np.array(a), np.array(b), rtol=0, atol=1e-12)

@@ -161,9 +161,14 @@ def test_actuation_kinematics_gives_ackermann_wheel_rates_and_inverts_navigation
 def test_enhanced_with_zero_parameters_equals_plain_kinematics():
     model = load_model("rocky7")
     grid = load_wmrde_grid(TERRAINS / "rocky_rough_0.txt")
-    a = Simulator(model, grid, dt=0.04).run(3.0, (0.5, 0.1), progress=False)
+    a = Simulator(model, grid, dt=0.04, engine="python").run(3.0, (0.5, 0.1), progress=False)
     b = Simulator(model, grid, dt=0.04, mode="enhanced", slip=SlipParams()).run(3.0, (0.5, 0.1), progress=False)
     np.testing.assert_array_equal(a.q, b.q)
+    # the default engine runs plain kinematics compiled (enhanced runs on the Python path): same steps
+    sim = Simulator(model, grid, dt=0.04)
+    assert sim.engine_used == "compiled"
+    c = sim.run(3.0, (0.5, 0.1), progress=False)
+    np.testing.assert_allclose(c.q, b.q, rtol=0, atol=1e-9)
 
 
 def test_rolling_resistance_p2_scales_forward_speed():

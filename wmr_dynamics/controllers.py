@@ -96,7 +96,11 @@ class BodyVelocityController:
             target = _heading_angle(v - omega * p[1], omega * p[0])
             # heading of the steering frame's x axis at zero steer angle, in the body x-y plane
             R0 = (to_body @ T_world[m.parent[s.frame]])[:3, :3] @ m.T0[s.frame, :3, :3]
-            err = _wrap(target - np.arctan2(R0[1, 0], R0[0, 0]) - q[6 + s.frame])
+            # the steer angle that points the wheels there, within the joint's limits (a turn tighter than
+            # the axle can steer is driven at the limit angle, not by winding the joint past it)
+            desired = _wrap(target - np.arctan2(R0[1, 0], R0[0, 0]))
+            desired = min(max(desired, m.joint_lower[s.frame]), m.joint_upper[s.frame])
+            err = _wrap(desired - q[6 + s.frame])
             steer_rate[s.frame] = np.clip(self.steer_gain * err, -self.max_steer_rate, self.max_steer_rate)
             if s.actuated:
                 rates[s.frame] = steer_rate[s.frame]

@@ -177,14 +177,13 @@ class Simulator:
         slip: body slip parameters for ``enhanced`` mode.
         baumgarte: σ of eqs. 2.35–2.36, 1/s; default 1/dt (its upper bound).
         dynamics: ``DynamicsOptions`` for ``dynamic`` mode (default: from the vehicle YAML).
-        engine: ``"auto"`` (default) runs dynamic mode on the compiled path (``wmr_dynamics.compiled``)
-            whenever it can — compiled contact model and actuators, a :class:`BodyVelocityController`, a
-            Plane or HeightGrid terrain — and on the Python path otherwise; ``"compiled"`` insists (other
-            terrains are rasterized at 2 cm; a configuration it cannot run raises ModelError naming why);
-            ``"python"`` always takes the Python path.  The kinematic mode with Euler integration is
-            compiled too (without the rollover margin, reported as NaN; ``enhanced`` mode and RK4 run on
-            the Python path).  Both paths compute the same steps (tested to 1e-8); ``engine_used`` says
-            which one runs.
+        engine: ``"auto"`` (default) runs on the compiled path (``wmr_dynamics.compiled``) whenever it
+            can — dynamic mode, or kinematic mode with Euler integration; compiled contact model and
+            actuators; a :class:`BodyVelocityController`; a Plane, HeightGrid, Ramp or Steps terrain — and
+            on the Python path otherwise.  ``"compiled"`` insists: other terrains (Box, Composite) are
+            rasterized at 2 cm, and what it cannot run raises ModelError naming why.  ``"python"`` always
+            takes the Python path.  The compiled kinematic path does not compute the rollover margin
+            (NaN).  Both paths compute the same steps (tested to 1e-8); ``engine_used`` says which runs.
     """
 
     def __init__(self, model: WmrModel, terrain: Terrain, mode: str = "kinematic", dt: float = 0.04,
@@ -398,7 +397,7 @@ class Simulator:
             contact_params: optional (N, k, p) contact parameters per trajectory (rows as the contact
                 model's ``kernel_data()[0]``), e.g. friction samples for Monte-Carlo.
         """
-        if self.compiled is None:
+        if self.compiled is None or self.mode != "dynamic":
             raise ModelError("rollout_batch needs mode='dynamic' on the compiled engine "
                              f"(mode={self.mode!r}, engine used: {self.engine_used})")
         m = self.model

@@ -121,7 +121,9 @@ def _geometric(md: ModelData, cd: ControllerData, q: NDArray, T_world: NDArray, 
         px, py = _in_body(T_world, T_world[s, 0, 3], T_world[s, 1, 3], T_world[s, 2, 3])
         target = _heading_angle(v - omega * py, omega * px)
         hx, hy = _x_axis_in_body(T_world, md.T0, md.parent[s], s)
-        a = target - math.atan2(hy, hx) - q[6 + s]
+        a = target - math.atan2(hy, hx)
+        desired = min(max((a + math.pi) % (2.0 * math.pi) - math.pi, md.joint_lower[s]), md.joint_upper[s])
+        a = desired - q[6 + s]
         err = (a + math.pi) % (2.0 * math.pi) - math.pi
         r = min(max(cd.steer_gain * err, -cd.max_steer_rate), cd.max_steer_rate)
         cd.steer_rate[k] = r

@@ -15,7 +15,9 @@ from wmr_dynamics.model import G, WmrModel
 
 #: TerrainData.kind values
 TERRAIN_PLANE = 0  # params = (n_x, n_y, n_z, d): the plane n·r = d, n unit, n_z > 0
-TERRAIN_GRID = 1  # params = (x_min, y_min, dx, dy); grid = heights (ny, nx), bilinear (terrain.HeightGrid)
+TERRAIN_GRID = 1  # params = (x_min, y_min, dx, dy, 1/dx, 1/dy); grid = heights (ny, nx), bilinear (HeightGrid)
+TERRAIN_RAMP = 2  # params = (x_start, height, tan a, s_top, s_top_end, s_end, down, cos yaw, sin yaw, o_x, o_y)
+TERRAIN_STEPS = 3  # params = (x_start, step_length, step_height, n_steps, cos yaw, sin yaw, o_x, o_y)
 
 
 class ModelData(NamedTuple):
@@ -38,10 +40,10 @@ class ModelData(NamedTuple):
 
 
 class TerrainData(NamedTuple):
-    """A terrain for the compiled kernels: ``kind`` (TERRAIN_PLANE / TERRAIN_GRID), ``params``, ``grid``."""
+    """A terrain for the compiled kernels: ``kind`` (TERRAIN_*), ``params``, ``grid``."""
 
     kind: int
-    params: NDArray  # (4,) float64
+    params: NDArray  # (k,) float64, see the TERRAIN_* kinds
     grid: NDArray  # (ny, nx) float64 heights (a 2 × 2 dummy for a plane)
 
 

@@ -115,7 +115,6 @@ class DynamicsWorkspace(NamedTuple):
     dq: NDArray
     dvc: NDArray
     AJdq: NDArray
-    G0: NDArray
     v_I: NDArray
     lam: NDArray
     qn: NDArray
@@ -176,7 +175,7 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
         z((n, n)), z((nA, n)), z(nA), np.zeros(nA, dtype=b),  # basis, resid, norms, keep
         np.zeros(nA, dtype=np.int64), np.zeros(nA, dtype=np.int64),  # indep, inputs
         z((n, n)), z((n, n)), z((n, n)), z((n, n)), z(n), z(n),  # AI, MinvAT, C, LC, Minv_f, d_const
-        z((n, n)), z((n, n)), z((3 * nw, n)), z((nc1, n)), z((n, n)),  # dlam, dq, dvc, AJdq, G0
+        z((n, n)), z((n, n)), z((3 * nw, n)), z((nc1, n)),  # dlam, dq, dvc, AJdq
         z(n), z(n), z(n), z((nw, 3)), z(nw), z(nw),  # v_I, lam, qn, vc, Rw, dzn
         z((nw, 3)), z((nw, 3, 3)), z((nw, 3)), z((nw, 3)),  # fc, df_dv, df_dRw, df_ddz
         z(nA), z((nA, n)),  # f_model, df
@@ -259,7 +258,7 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
     cho_solve(ws.LM, n, ws.Minv_f)
     tr = 0.0
     for a in range(ni):
-        for b in range(ni):
+        for b in range(a + 1):  # C is symmetric: the lower triangle is all the Cholesky factor reads
             s = 0.0
             for j in range(n):
                 s += ws.AI[a, j] * ws.MinvAT[j, b]
@@ -290,7 +289,7 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
 @njit
 def _constant_jacobian_parts(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, ni: int, nx: int, n: int,
                              nw: int, nc: int, dt: float) -> None:
-    """∂λ/∂x = C⁻¹ E / Δt, ∂q̇'[i+1]/∂x = Δt M⁻¹A_Iᵀ ∂λ/∂x, ∂v_c/∂x, A_joint ∂q̇'/∂x and A_Iᵀ ∂λ/∂x."""
+    """∂λ/∂x = C⁻¹ E / Δt, ∂q̇'[i+1]/∂x = Δt M⁻¹A_Iᵀ ∂λ/∂x, ∂v_c/∂x and A_joint ∂q̇'/∂x."""
     for a in range(ni):
         for k in range(nx):
             ws.dlam[a, k] = 0.0
@@ -303,10 +302,6 @@ def _constant_jacobian_parts(md: ModelData, fd: DynamicsData, ws: DynamicsWorksp
             for a in range(ni):
                 s += ws.MinvAT[i, a] * ws.dlam[a, k]
             ws.dq[i, k] = dt * s
-            s = 0.0
-            for a in range(ni):
-                s += ws.AI[a, i] * ws.dlam[a, k]
-            ws.G0[i, k] = s
     for r in range(3 * nw):
         for k in range(nx):
             s = 0.0
@@ -323,8 +318,10 @@ def _constant_jacobian_parts(md: ModelData, fd: DynamicsData, ws: DynamicsWorksp
 
 @njit
 def _projected(ws: DynamicsWorkspace, ni: int, nx: int, n: int, nA: int) -> None:
-    """P A_Iᵀ, P A_Iᵀ ∂λ/∂x and P A[mrows]ᵀ (P: projector off the rigid rows), so that an evaluation is
-    e = (P A_Iᵀ) λ − (P Aᵀ) f_model and ∂e/∂x = P A_Iᵀ ∂λ/∂x − (P Aᵀ) ∂f_model/∂x (eq. 2.78)."""
+    """P A[mrows]ᵀ, P A_Iᵀ (input columns) and P A_Iᵀ ∂λ/∂x (P: projector off the rigid rows), so that an
+    evaluation is e = (P A_Iᵀ) λ − (P Aᵀ) f_model and ∂e/∂x = P A_Iᵀ ∂λ/∂x − (P Aᵀ) ∂f_model/∂x (eq. 2.78).
+    The rigid rows' columns of P A_Iᵀ vanish (P removes exactly their directions), so only input
+    columns are formed."""
     nm = 0
     for r in range(nA):
         if not ws.rigid[r]:
@@ -334,14 +331,18 @@ def _projected(ws: DynamicsWorkspace, ni: int, nx: int, n: int, nA: int) -> None
             _project_column(ws, ws.PAT, nm, n)
             nm += 1
     ws.ints[4] = nm
-    for a in range(ni):
+    for k in range(nx):
+        a = ws.inputs[k]
         for i in range(n):
             ws.PAIT[i, a] = ws.AI[a, i]
         _project_column(ws, ws.PAIT, a, n)
-    for k in range(nx):
-        for i in range(n):
-            ws.PG0[i, k] = ws.G0[i, k]
-        _project_column(ws, ws.PG0, k, n)
+    for i in range(n):
+        for k in range(nx):
+            s = 0.0
+            for kk in range(nx):
+                a = ws.inputs[kk]
+                s += ws.PAIT[i, a] * ws.dlam[a, k]
+            ws.PG0[i, k] = s
 
 
 # ---- one evaluation of the force-balance error (eqs. 2.76–2.83) -------------------------------------------

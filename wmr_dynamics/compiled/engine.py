@@ -69,8 +69,7 @@ def _actuator(actuator: object, na: int) -> tuple[int, NDArray, NDArray]:
     raise NotCompilable(f"actuator model {type(actuator).__name__} has no compiled kernel")
 
 
-def dynamics_data(model: WmrModel, options, max_halvings: int = 3,  # noqa: ANN001
-                  n_samples: int = 36) -> tuple[D.DynamicsData, NDArray]:
+def dynamics_data(model: WmrModel, options, max_halvings: int = 3) -> tuple[D.DynamicsData, NDArray]:  # noqa: ANN001
     """The kernels' :class:`~wmr_dynamics.compiled.dynamics.DynamicsData` for ``DynamicsOptions`` ``options``,
     and the actuators' initial integral state.  Raises :class:`NotCompilable`."""
     from wmr_dynamics.dynamics.force_balance import ForceBalance
@@ -88,16 +87,16 @@ def dynamics_data(model: WmrModel, options, max_halvings: int = 3,  # noqa: ANN0
         np.ascontiguousarray(fb.joint_rigid, dtype=np.bool_), kind, np.ascontiguousarray(P, dtype=float),
         np.ascontiguousarray(aux, dtype=float), act_kind, act_P, int(options.max_iterations), float(tol),
         float(max(tol, 1e-3 * fb.weight)), float(options.qr_tolerance), bool(options.constant_mass_matrix),
-        int(max_halvings), int(n_samples))
+        int(max_halvings), int(options.collision_samples))
     return fd, integral
 
 
 def terrain_data(terrain, exact_only: bool = False) -> TerrainData:  # noqa: ANN001
     """The terrain for the kernels (``exact_only``: raise NotCompilable rather than rasterize)."""
     from wmr_dynamics.compiled.terrain import compile_terrain
-    from wmr_dynamics.terrain import HeightGrid, Plane
+    from wmr_dynamics.terrain import HeightGrid, Plane, Ramp, Steps
 
-    if exact_only and not isinstance(terrain, (Plane, HeightGrid)):
+    if exact_only and not isinstance(terrain, (Plane, HeightGrid, Ramp, Steps)):
         raise NotCompilable(f"{type(terrain).__name__} terrain would be rasterized for the compiled path")
     return compile_terrain(terrain)
 
@@ -123,8 +122,8 @@ class CompiledDynamics:
     """Compiled dynamic model of one vehicle on one terrain.
 
     Args:
-        model: the vehicle.  terrain: the ground (Plane and HeightGrid exactly; other terrains are
-            rasterized at 2 cm unless ``exact_terrain``).  options: ``DynamicsOptions``.
+        model: the vehicle.  terrain: the ground (Plane, HeightGrid, Ramp, Steps exactly; other terrains
+            are rasterized at 2 cm, or refused with ``exact_terrain``).  options: ``DynamicsOptions``.
         controller: a :class:`BodyVelocityController` (commands are (v, ω) rows), or None: command rows are
             actuated joint rates.
         max_halvings: sub-stepping depth of unconverged steps (as ``ForceBalance.step``).

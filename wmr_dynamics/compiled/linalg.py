@@ -161,3 +161,38 @@ def _add_to_basis(A: NDArray, r: int, ncols: int, basis: NDArray, nb: int) -> in
     for c in range(ncols):
         basis[nb, c] /= s
     return nb + 1
+
+
+@njit(_nrt=False)  # allocation-free: no reference counting of its arrays per call
+def least_squares(A: NDArray, nrows: int, cols: NDArray, ncols: int, b: NDArray, N: NDArray, x: NDArray) -> bool:
+    """x[:ncols] = argmin ‖A[:nrows, cols[:ncols]] x − b[:nrows]‖ (the pseudoinverse solution of thesis eq. 2.38).
+
+    Normal equations (AᵀA + εI) x = Aᵀb by :func:`cholesky`, with ε = 1e-13 · mean(diag AᵀA): where the columns
+    have full rank this is ``np.linalg.lstsq``'s solution to ~κ(A)² · 1e-16 relative (κ ≤ ~1e3 for a vehicle
+    with three wheels on the ground: ≤ 1e-10).  Where they do not, a column no row sees (a free joint) gets
+    exactly 0, as in ``lstsq``'s minimum-norm solution; dependent columns get the same fit A x but their
+    split is fixed only to ~1e-16/1e-13 relative (``lstsq`` splits them evenly) — a QR with column pivoting
+    would be needed for that.  Work: ``N`` (≥ ncols × ncols), overwritten by the factor.  Returns False if
+    the factorization failed (all-zero or non-finite A).
+    """
+    tr = 0.0
+    for a in range(ncols):
+        ca = cols[a]
+        s = 0.0
+        for r in range(nrows):
+            s += A[r, ca] * b[r]
+        x[a] = s
+        for c in range(a + 1):
+            cb = cols[c]
+            s = 0.0
+            for r in range(nrows):
+                s += A[r, ca] * A[r, cb]
+            N[a, c] = s
+        tr += N[a, a]
+    eps = 1e-13 * tr / max(ncols, 1)
+    for a in range(ncols):
+        N[a, a] += eps
+    if not cholesky(N, ncols, N):
+        return False
+    cho_solve(N, ncols, x)
+    return True

@@ -49,6 +49,8 @@ class DynamicsOptions:
         qr_tolerance: |R(i, i)| threshold of eq. 2.68, relative to the largest.
         constant_mass_matrix: compute M once and reuse it (§2.4.4).
         approximate_bias: fused-body bias force, eq. 2.89, instead of the RNEA.
+        collision_samples: coarse samples of each wheel's circle in the contact search
+            (``collision.wheel_contacts``'s ``n_samples``, ≥ 8); fewer is faster, 36 (10°) finds step edges.
     """
 
     contact: object
@@ -58,6 +60,7 @@ class DynamicsOptions:
     qr_tolerance: float = 1e-9
     constant_mass_matrix: bool = False
     approximate_bias: bool = False
+    collision_samples: int = 36
 
     @classmethod
     def from_config(cls, model: WmrModel, contact: str | None = None, actuator: str | None = None,
@@ -131,6 +134,8 @@ class ForceBalance:
         self.weight = m.total_mass * G
         self.ideal = options.actuator is None
         self.cache = _Cache()
+        if int(options.collision_samples) != options.collision_samples or options.collision_samples < 8:
+            raise ModelError(f"collision_samples must be an integer >= 8, got {options.collision_samples!r}")
         if options.max_iterations < 1:
             raise ModelError(f"max_iterations must be >= 1, got {options.max_iterations}")
 
@@ -170,7 +175,7 @@ class ForceBalance:
         T_parent = np.empty((m.num_frames, 4, 4))
         T_world = np.empty((m.num_frames, 4, 4))
         _forward_kinematics(m.parent, m.joint_type, m.T0, q, T_parent, T_world)
-        contacts = wheel_contacts(m, T_world, self.terrain)
+        contacts = wheel_contacts(m, T_world, self.terrain, n_samples=opt.collision_samples)
         M, c, tau = self._mass_and_bias(q, qvel, T_parent, T_world)
         A_w = wheel_jacobians(m, T_world, contacts)
         A_a = np.zeros((nact, n))
