@@ -177,6 +177,14 @@ def test_bad_batch_input_is_named(zoe_sim):
         zoe_sim.rollout_batch(cmds)
     with pytest.raises(ModelError, match="contact_params: expected shape"):
         zoe_sim.rollout_batch(np.zeros((2, 5, 2)), contact_params=np.zeros((3, 1, 6)))
+    with pytest.raises(ModelError, match=r"q0: expected shape \(\d+,\) or \(2, \d+\), got \(3, "):
+        zoe_sim.rollout_batch(np.zeros((2, 5, 2)), q0=np.zeros((3, zoe_sim.model.num_states)))
+    q0 = zoe_sim.initial_state()
+    q0[5] = np.inf
+    with pytest.raises(ModelError, match="q0: contains NaN or inf"):
+        zoe_sim.rollout_batch(np.zeros((2, 5, 2)), q0=q0)
+    with pytest.raises(ModelError, match="qvel0: expected shape"):
+        zoe_sim.rollout_batch(np.zeros((2, 5, 2)), qvel0=np.zeros(3))
 
 
 def test_python_only_configurations_fall_back_or_explain(zoe_model, rough):

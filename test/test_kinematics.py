@@ -136,6 +136,23 @@ def test_steered_vehicles_follow_the_commanded_yaw_rate_without_slip(name, omega
     assert res.contact_speed[late].max() < 2e-3
 
 
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_a_turn_tighter_than_the_steering_limits_holds_the_passive_axles_at_their_limit(engine):
+    # Zoë at 0.14 m/s, 0.54 rad/s asks for ~75° of axle steer; its axles stop at ±0.6 rad (URDF).  The dynamic
+    # model has no joint stops, so the controller must not wind a passive axle past its limit (it did, and
+    # rollouts on rough terrain tipped over).
+    model = load_model("zoe")
+    sim = Simulator(model, Plane(), mode="dynamic", dt=0.04, engine=engine)
+    res = sim.run(4.0, (0.14, 0.54), progress=False)
+    steer = [7 + model.joint_index(j) for j in ("s1_joint", "s2_joint")]
+    limit = model.joint_upper[[s - 6 for s in steer]]
+    np.testing.assert_allclose(limit, 0.6)
+    # (the axles are steered by wheel-speed differences against slip forces: they settle near, not at, the
+    # limit — without the clamp they wound to 1.3 rad)
+    assert np.abs(res.q[:, steer]).max() < 0.6 + 0.1
+    assert np.abs(res.q[-1, steer]).min() > 0.6 - 0.1  # it does steer about as far as it can
+    assert res.qvel[-25:, 2].mean() > 0.1  # and turns left
+
 def test_actuation_kinematics_gives_ackermann_wheel_rates_and_inverts_navigation():
     # RecBot with its front wheels steered to the Ackermann angles for (v, ω) about the rear-axle centre (the
     # body origin): the inverse kinematics is consistent (zero residual), its rear wheel rates are the

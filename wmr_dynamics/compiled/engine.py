@@ -206,8 +206,8 @@ class CompiledDynamics:
         N = cmds.shape[0] if cmds.ndim == 3 else -1
         cmds = self._commands(cmds, (N,))
         m = self.model
-        q0 = np.ascontiguousarray(np.broadcast_to(q0, (N, m.num_states)), dtype=float)
-        qvel0 = np.ascontiguousarray(np.broadcast_to(qvel0, (N, m.num_dof)), dtype=float)
+        q0 = _rows("q0", q0, N, m.num_states)
+        qvel0 = _rows("qvel0", qvel0, N, m.num_dof)
         if contact_params is None:
             P = np.zeros((0, *self.fd.contact_P.shape))
         else:
@@ -277,3 +277,13 @@ _KIN_STATUS = {1: "the terrain returned a non-finite height or normal under a wh
                2: "the kinematic constraint system is singular",
                3: "the state became non-finite",
                4: "the controller produced a non-finite joint rate command"}
+
+
+def _rows(name: str, x: NDArray, N: int, width: int) -> NDArray:
+    """``x`` as an (N, width) finite C array: one row for all trajectories, or one per trajectory."""
+    x = np.asarray(x, dtype=float)
+    if x.shape not in ((width,), (N, width)):
+        raise ModelError(f"{name}: expected shape ({width},) or ({N}, {width}), got {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ModelError(f"{name}: contains NaN or inf")
+    return np.ascontiguousarray(np.broadcast_to(x, (N, width)))
