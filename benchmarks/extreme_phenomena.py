@@ -23,8 +23,8 @@ cg height 0.83 m (the bundled model) vs. 1.25 m (the body's centre of mass moved
 cg kept: :func:`landtamer_ramp.landtamer`).  Liftoff: a wheel's model normal force is 0.  Rollover:
 ``SimResult.rolled_over`` (body z axis below the horizontal).  The library collides wheels only, so motion after
 the body has turned over (the vehicle "lands" on its wheels upside down, body below ground) is not physical and
-is left out of the analysis.  Variants: Δt 0.01–0.10 s, starting already at 5 m/s (initial velocity set through
-the Simulator's private ``_run_dynamic``, the public ``run`` starts from rest), and a sweep of cg heights.
+is left out of the analysis.  Variants: Δt 0.01–0.10 s, starting already at 5 m/s
+(``Simulator.run(..., qvel0=...)``), and a sweep of cg heights.
 
 Usage::
 
@@ -212,8 +212,7 @@ def run_rollover(cg: float | None = None, dt: float = DT, duration: float = ROLL
     qvel0 = np.zeros(model.num_dof)
     qvel0[3] = ROLL_SPEED
     qvel0[model.wheel_frame + 5] = ROLL_SPEED / model.wheel_radii
-    # Simulator.run has no initial-velocity argument; _run_dynamic (its dynamic branch) takes one.
-    return sim._run_dynamic(duration, rollover_command, sim.initial_state(xyz=(0.0, 0.0)), False, qvel0)
+    return sim.run(duration, rollover_command, q0=sim.initial_state(xyz=(0.0, 0.0)), progress=False, qvel0=qvel0)
 
 
 def upright(res: SimResult) -> NDArray:

@@ -12,6 +12,17 @@ from wmr_dynamics.urdf import bundled_vehicles, load_model
 __version__ = "0.1.0"
 
 __all__ = [
-    "Frame", "JointConstraint", "JointSpring", "ModelError", "TerrainError", "UrdfError", "Wheel", "WmrError",
-    "WmrModel", "bundled_vehicles", "forward_kinematics", "load_model", "__version__",
+    "BatchResult", "Frame", "JointConstraint", "JointSpring", "ModelError", "SimResult", "Simulator", "TerrainError",
+    "UrdfError", "Wheel", "WmrError", "WmrModel", "bundled_vehicles", "forward_kinematics", "load_model",
+    "__version__",
 ]
+
+_LAZY = {"Simulator", "SimResult", "BatchResult"}  # wmr_dynamics.simulate: imported on first use
+
+
+def __getattr__(name: str):  # noqa: ANN202 (PEP 562: keeps `import wmr_dynamics` light)
+    if name in _LAZY:
+        from wmr_dynamics import simulate
+
+        return getattr(simulate, name)
+    raise AttributeError(f"module 'wmr_dynamics' has no attribute {name!r}")

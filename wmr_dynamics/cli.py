@@ -107,7 +107,7 @@ def show_main(argv: list[str] | None = None) -> int:
 
 def sim_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="wmr-sim", description="Simulate a wheeled mobile robot on a terrain "
-                                "(kinematic or enhanced-kinematic model, thesis §2.2–2.3).")
+                                "(kinematic, enhanced-kinematic or dynamic model, thesis §2.2–2.4).")
     p.add_argument("--vehicle", default="rocky7", help="bundled vehicle name or path to a URDF / vehicle YAML")
     p.add_argument("--terrain", default="rough",
                    help="flat | rough | ramp | steps | FILE (height grid .txt, heightmap .yaml/.npy, SDF world)")
