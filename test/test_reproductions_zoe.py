@@ -1,18 +1,15 @@
-"""Thesis Table 2.7 (§2.5.4), fast version: dynamic Zoë's step-size accuracy on the benchmark terrains.
+"""Thesis Table 2.7 (§2.5.4): dynamic Zoë's step-size accuracy on the benchmark terrains.
 
-Zoë (steering held straight, naive controller, ideal actuators) drives straight at 0.5 m/s on two of the
-ten rough terrains for 4 s instead of 10 s, through the benchmark's own functions
-(benchmarks/zoe_rough.py), with piecewise-linear and Pacejka contact at Δt = 0.01 and 0.10 s.
+Through the benchmark's own functions (benchmarks/zoe_rough.py): Zoë (steering held straight, naive
+controller, ideal actuators, dynamic runs starting at the commanded velocity as in the thesis author's demo).
 
-Threshold: the issue bounds the mean final position error at Δt = 0.10 s (vs 0.01 s) by 0.06 m over the
-full 10 s runs.  The full run (docs/zoe_rough.md, column "pos. err. at 4 s") gives at t = 4 s, largest
-over the ten terrains, 0.016 m (linear) and 0.028 m (Pacejka) — 0.016 / 0.023 m on terrain 1, 0.011 /
-0.014 m on terrain 2 — and most of it is made in the first second (the start-up transient, see
-docs/zoe_rough.md), so a 4 s run sees nearly the whole error of a 10 s run.  We allow 0.04 m per terrain:
-above every value seen on the ten terrains (1.4× the largest), and still below the issue's 0.06 m.
-Yaw at 4 s: ≤ 0.001 rad on these two terrains, at most 0.003 (linear) and 0.007 rad (Pacejka) on the ten;
-we allow 0.01 rad.  Mean iterations per step on these runs: ≤ 1.2 (linear) and ≤ 3.4 (Pacejka, Δt = 0.10,
-the start-up weighing more in 4 s than in 10 s).
+- The issue's claim itself: at 1 m/s for 10 s on all ten terrains, the mean final position error of
+  Δt = 0.10 s vs 0.01 s is at most 0.06 m for piecewise-linear and Pacejka contact (docs/zoe_rough.md, full
+  study: 0.037 and 0.040 m; Ishigami with its lookup table 0.057 m, left to the study for its cost).
+- A fast version at 0.5 m/s for 4 s on two terrains, for the iteration counts and per-terrain bounds: the
+  full study gives at t = 4 s, largest over the ten terrains, 0.007 m (linear) and 0.008 m (Pacejka);
+  we allow 0.02 m per terrain.  Yaw at 4 s: ≤ 0.002 rad on the ten; we allow 0.01 rad.  Mean iterations per
+  step on these runs: ≤ 1.1 (linear) and ≤ 3.2 (Pacejka, Δt = 0.10).
 No wall-clock times are asserted.
 """
 
@@ -30,7 +27,7 @@ from shared_paths import TERRAINS  # noqa: E402
 TERRAIN_IDS = (1, 2)
 DURATION = 4.0  # s
 DT_COARSE = 0.10
-POS_TOL = 0.04  # m per terrain at t = 4 s (module docstring)
+POS_TOL = 0.02  # m per terrain at t = 4 s (module docstring)
 YAW_TOL = 0.01  # rad (module docstring)
 MAX_MEAN_ITER = {"linear": 1.5, "pacejka": 4.0}  # observed ≤ 1.2 and ≤ 3.4 (module docstring)
 
@@ -61,7 +58,7 @@ def test_steering_is_held_straight_and_the_rover_drives_forward(runs):
         assert np.all(np.isfinite(r.q))
         assert np.abs(r.q[:, steer]).max() < 1e-6  # rigid joint constraints θ_s = 0
         # about 0.5 m/s × 4 s: less where the wheels slip, more where the rover pitches or rolls downhill
-        assert 1.6 < r.q[-1, 4] - r.q[0, 4] < 2.2
+        assert 1.7 < r.q[-1, 4] - r.q[0, 4] < 2.2
 
 
 @pytest.mark.parametrize("kind", ["linear", "pacejka"])
@@ -97,3 +94,25 @@ def test_summary_rows_and_table(runs):
     assert bench.find(rows, "linear", bench.DT_REF).pos_err is None  # the reference itself
     text = bench.format_table(rows, markdown=True)
     assert "| piecewise-linear | 0.10 |" in text and "0.0401" in text  # the thesis's value alongside
+
+
+ALL_TERRAINS = tuple(range(1, 11))
+
+
+@pytest.mark.skipif(not all((TERRAINS / f"zoe_rough_{k}.txt").is_file() for k in ALL_TERRAINS),
+                    reason=f"benchmark terrains not found in {TERRAINS}")
+@pytest.mark.parametrize("kind", ["linear", "pacejka"])
+def test_table_2_7_at_one_metre_per_second_meets_the_issue_bound(kind):
+    """1 m/s, 10 s, ten terrains: mean final position error of Δt 0.10 vs 0.01 s ≤ 0.06 m (the issue's bound;
+    thesis Table 2.7: 0.040 / 0.029 m), and the coarse step really changes the prediction."""
+    model = bench.zoe_model()
+    opts = bench.dynamics_options(model, kind)
+    errors = []
+    for tid in ALL_TERRAINS:
+        terrain = bench.load_terrain(tid, TERRAINS)
+        q0 = bench.initial_state(model, terrain)
+        fine, coarse = (bench.run_one(model, terrain, kind, dt, q0, terrain_id=tid, speed=1.0, options=opts)
+                        for dt in (bench.DT_REF, DT_COARSE))
+        assert 9.0 < fine.q[-1, 4] - q0[4] < 10.5  # 10 m commanded
+        errors.append(bench.pose_errors(coarse, fine)[0])
+    assert 0.0 < np.mean(errors) <= bench.TARGET_POS_ERR, errors
