@@ -249,3 +249,17 @@ def test_fewer_collision_samples_match_python_and_stay_close_to_the_default(zoe_
     with pytest.raises(ModelError, match="collision_samples must be an integer >= 8"):
         Simulator(zoe_model, rough, mode="dynamic",
                   dynamics=DynamicsOptions.from_config(zoe_model, collision_samples=4))
+
+
+@pytest.mark.parametrize("mode", ["dynamic", "kinematic"])
+def test_a_compiled_run_announces_itself_instead_of_a_progress_bar(zoe_model, rough, mode, capsys):
+    """The compiled engine runs a simulation in one call: with progress requested it prints its estimate before
+    and the time taken after; short runs stay silent by default and with progress=False."""
+    sim = Simulator(zoe_model, rough, mode=mode, dt=0.04)
+    assert sim.engine_used == "compiled"
+    sim.run(0.4, (0.5, 0.0), progress=True)
+    err = capsys.readouterr().err
+    assert "simulating 10 steps on the compiled engine in one call" in err and " done in " in err
+    for flag in (None, False):
+        sim.run(0.4, (0.5, 0.0), progress=flag)
+        assert capsys.readouterr().err == ""

@@ -294,29 +294,6 @@ def test_least_squares_is_lstsq_on_the_selected_columns():
     assert not least_squares(np.zeros((3, 3)), 3, cols, 2, b, N, x)
 
 
-def test_timing_of_a_zoe_kinematic_step(capsys):
-    """Reported, not asserted (DESIGN.md: no wall-clock assertions): µs per step, Zoë, thesis terrain, Δt 0.04."""
-    import time
-
-    model, terrain, dt = zoe.zoe_model(), zoe.load_terrain(1, TERRAINS), 0.04
-    q0 = Simulator(model, terrain, dt=dt, engine="python").initial_state()
-    U = rates(model, 250, dt, 0.5)
-    lines = []
-    for method in (0, 1):
-        compiled_rates_run(model, terrain, U, dt, q0, method)
-        best = min(_timed(time, compiled_rates_run, model, terrain, U, dt, q0, method) for _ in range(5))
-        lines.append(f"Zoë kinematic step, collision method {method}: {1e6 * best / 251:.2f} µs "
-                     f"({dt * 251 / best:,.0f}x real time, including the set-up of the call)")
-    with capsys.disabled():
-        print("\n" + "\n".join(lines))
-
-
-def _timed(time, fn, *args):
-    t0 = time.perf_counter()
-    fn(*args)
-    return time.perf_counter() - t0
-
-
 _SCRIPT = """
 import json, sys
 sys.path.insert(0, sys.argv[1])

@@ -291,7 +291,9 @@ class Simulator:
 
         Args:
             command: (v, ω) held constant, or a function t → (v, ω) (m/s, rad/s).
-            progress: print a progress bar on stderr; default: only when the run takes more than ~2 s.
+            progress: print a progress bar on stderr; default: only when the run takes more than ~2 s.  The
+                compiled engine runs the whole simulation in one call: instead of a bar it prints one line
+                with its time estimate before and the time taken after (default: estimates above ~2 s).
             qvel0: dynamic mode: initial joint-space velocity [ω_b; v_b; θ̇] (default zero).
         """
         if not (np.isfinite(duration) and duration > 0):
@@ -306,9 +308,11 @@ class Simulator:
         if self.compiled is not None:
             cmds = np.array([_checked_command(cmd, tk) for tk in t])
             self.compiled.warm_up()
+            note = _OneCallNote(n, _KINEMATIC_STEP_S, progress)
             start = time.perf_counter()
             Q, QV, DZ, CP, VC, RES = self.compiled.rollout(q, cmds, self.dt)
             wall = time.perf_counter() - start
+            note.close(wall)
             return SimResult(m.name, self.mode, self.dt, t, Q, QV, DZ, CP, VC, RES, np.full(n + 1, np.nan), wall,
                              list(m.wheel_names))
         Q = np.empty((n + 1, m.num_states))
@@ -345,7 +349,7 @@ class Simulator:
         nw = m.num_wheels
         t = np.arange(n + 1) * self.dt
         if self.compiled is not None:
-            return self._run_compiled(t, cmd, q, qvel0)
+            return self._run_compiled(t, cmd, q, qvel0, progress)
         Q, QV = np.empty((n + 1, m.num_states)), np.empty((n + 1, m.num_dof))
         DZ, CP, VC = np.empty((n + 1, nw)), np.empty((n + 1, nw, 3)), np.empty((n + 1, nw))
         F, SR, SA = np.empty((n + 1, nw, 3)), np.empty((n + 1, nw)), np.empty((n + 1, nw))
@@ -372,15 +376,18 @@ class Simulator:
                          list(m.wheel_names), F, SR, SA, IT, COST, CONV)
 
 
-    def _run_compiled(self, t: NDArray, cmd: Callable, q: NDArray, qvel0: NDArray | None) -> SimResult:
+    def _run_compiled(self, t: NDArray, cmd: Callable, q: NDArray, qvel0: NDArray | None,
+                      progress: bool | None = None) -> SimResult:
         """Dynamic mode on the compiled path: the whole run is one call (``wmr_dynamics.compiled``)."""
         m = self.model
         cmds = np.array([_checked_command(cmd, tk) for tk in t])
         qvel = np.zeros(m.num_dof) if qvel0 is None else np.asarray(qvel0, dtype=float)
         self.compiled.warm_up()  # one-off compilation / cache load stays out of the timed loop
+        note = _OneCallNote(len(t) - 1, _DYNAMIC_STEP_S * m.num_wheels / 4, progress)
         start = time.perf_counter()
         r = self.compiled.rollout(q, qvel, cmds, self.dt)
         wall = time.perf_counter() - start
+        note.close(wall)
         return SimResult(m.name, self.mode, self.dt, t, r.q, r.qvel, r.dz, r.contact_points, r.contact_speed,
                          np.zeros(len(t)), np.full(len(t), np.nan), wall, list(m.wheel_names), r.contact_force,
                          r.slip_ratio, r.slip_angle, r.iterations, r.cost, r.converged)
@@ -461,6 +468,27 @@ def _checked_command(cmd: Callable[[float], tuple[float, float]], t: float) -> t
     if not (np.isfinite(v) and np.isfinite(omega)):
         raise ModelError(f"command at t={t:g} s is not finite: v={v}, omega={omega}")
     return v, omega
+
+
+# Rough cost of one compiled step (s) on a 2-core machine (docs/benchmarks.md), for the up-front estimate of a
+# compiled run, which is one uninterruptible call: a dynamic step with 4 wheels, a kinematic step.
+_DYNAMIC_STEP_S, _KINEMATIC_STEP_S = 60e-6, 10e-6
+
+
+class _OneCallNote:
+    """The compiled engine runs a whole simulation in one call, so it cannot update a progress bar; a run
+    estimated to take more than ~2 s says so up front on stderr (and how long it took at the end)."""
+
+    def __init__(self, steps: int, step_s: float, enabled: bool | None) -> None:
+        estimate = steps * step_s
+        self.shown = enabled is True or (enabled is None and estimate > 2.0)
+        if self.shown:
+            print(f"simulating {steps} steps on the compiled engine in one call (about {estimate:.0f} s) ...",
+                  end="", file=sys.stderr, flush=True)
+
+    def close(self, wall: float) -> None:
+        if self.shown:
+            print(f" done in {wall:.1f} s", file=sys.stderr, flush=True)
 
 
 class _Progress:
