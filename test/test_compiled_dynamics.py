@@ -263,3 +263,39 @@ def test_a_compiled_run_announces_itself_instead_of_a_progress_bar(zoe_model, ro
     for flag in (None, False):
         sim.run(0.4, (0.5, 0.0), progress=flag)
         assert capsys.readouterr().err == ""
+
+
+def test_torque_speed_motors_cap_the_wheel_rate_at_their_no_load_speed():
+    """LandTamer on flat ground commanded 2 m/s with DC motors (torque–speed line, eq. 2.73) whose no-load speed
+    is half the commanded wheel rate: the motors saturate, and the rover settles where each motor's torque
+    (stall·(1 − θ̇/ω0)) balances the small rolling losses: θ̇ just below ω0 (the motor line is the oracle),
+    the speed ω0·r less the slip.  Python and compiled paths agree."""
+    from wmr_dynamics.actuators import TorqueSpeedActuator
+
+    model = wmr.load_model("landtamer")
+    r = float(model.wheel_radii[0])
+    w0, stall = 1.0 / r, 400.0  # rad/s, N·m
+    q0 = Simulator(model, Plane()).initial_state()
+    q0[6] -= 0.01  # pressed 1 cm into the ground: off the contact law's kink at Δz = 0, where the two paths'
+    # rounding would pick different one-sided derivatives (and iteration counts) at the first step
+    runs = []
+    for engine in ("python", "compiled"):
+        opts = DynamicsOptions.from_config(model, contact="linear")
+        # (a torque limit above the stall torque: at rest the motor line gives exactly the stall torque, and a
+        # limit equal to it would put the first step on the cap's kink, where the two paths' rounding picks
+        # different one-sided derivatives and different iteration counts)
+        opts.actuator = TorqueSpeedActuator(stall_torque=stall, no_load_speed=w0, torque_limit=1.5 * stall)
+        sim = Simulator(model, Plane(), mode="dynamic", dt=0.04, engine=engine, dynamics=opts)
+        assert sim.engine_used == engine
+        runs.append(sim.run(8.0, (2.0, 0.0), q0=q0, progress=False))
+    py, cc = runs
+    np.testing.assert_allclose(cc.q, py.q, atol=1e-7)
+    np.testing.assert_allclose(cc.qvel, py.qvel, atol=1e-6)
+    # (at the steady state the warm start's residual sits at the tolerance, so a step may need 0 iterations on
+    # one path and 1 on the other: compare the totals, not step by step)
+    assert abs(cc.iterations.sum() - py.iterations.sum()) <= 5 and cc.converged.all() and py.converged.all()
+    rates = cc.qvel[-1, model.wheel_frame + 5]
+    assert np.all(rates < w0) and np.all(rates > 0.97 * w0)  # saturated on the motor line, near no load
+    torque = stall * (1.0 - rates / w0)
+    assert np.all(torque > 0) and np.all(torque < 0.03 * stall)  # small rolling losses, not the stall torque
+    assert cc.qvel[-1, 3] == pytest.approx(w0 * r, rel=0.03)  # 1 m/s, not the commanded 2

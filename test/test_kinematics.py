@@ -222,6 +222,39 @@ def test_lateral_slip_p3_on_a_side_slope():
     assert abs(info.qvel[4]) > 0.05  # the slip is really there (downhill)
 
 
+def _first_velocity_on_slope(normal, p, v=1.0):
+    """q̇' of the enhanced model at its initial state on a plane, and gravity in body axes (the body force of
+    eq. 2.44 at the first step, where the nominal motion is a pure forward speed v)."""
+    ground = Plane(normal=normal)
+    model = load_model("landtamer")
+    sim = Simulator(model, ground, dt=0.05, mode="enhanced", slip=SlipParams(p=p))
+    q0 = sim.initial_state(xyz=(0.0, 0.0))
+    info = sim.velocity(q0, v, 0.0)
+    R = evaluate(model, q0, ground).T_world[0, :3, :3]
+    return info.qvel, R.T @ np.array([0.0, 0.0, -9.81])
+
+
+def test_longitudinal_slip_p1_on_an_uphill_slope():
+    # eq. 2.48: v_slip,lon = p1 (f_lon / f_z) V_lon, f = gravity in body axes at the first step (f_z < 0, so
+    # a negative p1 makes the rover lose speed uphill)
+    th, p1, v = np.radians(15.0), -0.4, 1.0
+    qvel, g = _first_velocity_on_slope((-np.sin(th), 0.0, np.cos(th)), (p1, 0, 0, 0, 0, 0), v)
+    assert g[0] < 0  # really uphill
+    np.testing.assert_allclose(qvel[3], v + p1 * (g[0] / g[2]) * v, rtol=1e-3)
+    assert qvel[3] < 0.95 * v
+
+
+def test_understeer_p4_and_asymmetry_p5_turn_a_straight_command():
+    # eq. 2.49: ω_slip = p4 (f_lat / f_z) V_lon + p5 V_lon: on a side slope p4 yaws the rover by the lateral
+    # force; p5 (left/right rolling-resistance asymmetry) yaws it even on flat ground
+    phi, p4, p5, v = np.radians(10.0), 0.3, 0.05, 1.0
+    qvel, g = _first_velocity_on_slope((0.0, -np.sin(phi), np.cos(phi)), (0, 0, 0, p4, 0, 0), v)
+    np.testing.assert_allclose(qvel[2], p4 * (g[1] / g[2]) * v, rtol=1e-3)
+    assert abs(qvel[2]) > 0.01
+    qvel, _ = _first_velocity_on_slope((0.0, 0.0, 1.0), (0, 0, 0, 0, p5, 0), v)
+    np.testing.assert_allclose(qvel[2], p5 * v, rtol=1e-3)
+
+
 def test_rollover_margin_on_a_side_slope_matches_the_static_tipping_condition():
     # Static vehicle on a slope rolled by φ: the gravity line from the cg meets the ground h·tan φ from the
     # point below the cg, so margin = w − h tan φ (w: half track, h: cg height above the ground plane).

@@ -158,3 +158,22 @@ def test_raised_cg_rolls_over_baseline_does_not(rollover):
     assert mr.t_rollover is not None and xp.ROLL_TURN_AT < mr.t_rollover < 2.6
     assert mr.last_wheel == "BR"
     assert mr.nonconverged_before == 0
+
+
+def test_radau_and_bdf_agree_and_a_failing_solver_is_a_model_error(model):
+    """The stiff-ODE baseline with SciPy's other stiff solver: Radau and BDF predict the same 2 s of accelerating
+    on flat ground (to the solvers' tolerances); a right-hand side that turns non-finite (here: a NaN command
+    after 0.5 s) ends in a ModelError naming the solver, not a raw SciPy/NumPy error."""
+    from wmr_dynamics.errors import ModelError
+    from wmr_dynamics.terrain import Plane
+
+    def command(t):
+        return (1.0, 0.0)
+
+    flat = Plane()
+    runs = {m: lr.run_ode(model, flat, command, 2.0, m, slips=False) for m in ("BDF", "Radau")}
+    qb, qr = runs["BDF"].result.q[-1], runs["Radau"].result.q[-1]
+    assert qb[4] > 1.0  # accelerated towards 1 m/s
+    assert np.linalg.norm(qb[4:7] - qr[4:7]) < 0.01
+    with pytest.raises(ModelError, match="Radau"):
+        lr.run_ode(model, flat, lambda t: (np.nan if t > 0.5 else 1.0, 0.0), 2.0, "Radau", slips=False)
