@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import platform
 import re
+import subprocess
 from pathlib import Path
+
+import numpy as np
 
 
 def update_section(path: str | os.PathLike[str], name: str, markdown: str, position: str = "end") -> Path:
@@ -44,3 +49,30 @@ def _first_marker(text: str) -> int:
     """Index of the first ``<!-- BEGIN name -->`` line of ``text`` (−1 if none)."""
     m = re.search(r"^<!-- BEGIN [^\n]*? -->$", text, flags=re.MULTILINE)
     return m.start() if m else -1
+
+
+def machine_info() -> dict[str, str]:
+    """nproc, CPU model, python / numpy / scipy / numba versions, git commit."""
+    cpu = "unknown"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    try:
+        nproc = subprocess.run(["nproc"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        nproc = str(len(os.sched_getaffinity(0)))
+    info = {"cpu": cpu, "nproc": nproc, "python": platform.python_version(), "numpy": np.__version__}
+    with contextlib.suppress(ImportError):
+        import scipy
+
+        info["scipy"] = scipy.__version__
+    with contextlib.suppress(ImportError):
+        import numba
+
+        info["numba"] = numba.__version__
+    with contextlib.suppress(OSError, subprocess.CalledProcessError):
+        info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                        check=True, cwd=Path(__file__).resolve().parent).stdout.strip()
+    return info

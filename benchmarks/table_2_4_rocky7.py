@@ -45,8 +45,6 @@ import argparse
 import contextlib
 import dataclasses
 import os
-import platform
-import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -74,6 +72,9 @@ from wmr_dynamics.kinematics import (
 from wmr_dynamics.model import WmrModel
 from wmr_dynamics.simulate import Simulator
 from wmr_dynamics.terrain import HeightGrid, gaussian_rough_terrain
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import machine_info  # noqa: E402  (shared with the other benchmark scripts)
 
 SPEED = 0.5  # m/s, commanded forward speed
 DURATION = 10.0  # s
@@ -637,26 +638,6 @@ def _render(head: list[str], body: list[list[str]], markdown: bool) -> str:
 
 
 # ---- report -----------------------------------------------------------------------------------------------
-def machine_info() -> dict[str, str]:
-    cpu = "unknown"
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    try:
-        nproc = subprocess.run(["nproc"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        nproc = str(len(os.sched_getaffinity(0)))
-    info = {"nproc": nproc, "cpu": cpu, "python": platform.python_version(), "numpy": np.__version__}
-    with contextlib.suppress(ImportError):
-        import numba
-
-        info["numba"] = numba.__version__
-    with contextlib.suppress(OSError, subprocess.CalledProcessError):
-        info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                        check=True, cwd=Path(__file__).resolve().parent).stdout.strip()
-    return info
 
 
 def plot_paths(model: WmrModel, seed: int, dt: float, path: Path) -> None:

@@ -37,12 +37,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import os
 import pickle
-import platform
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -59,6 +56,9 @@ from wmr_dynamics.dynamics.force_balance import DynamicsOptions
 from wmr_dynamics.model import JointConstraint, WmrModel
 from wmr_dynamics.simulate import Simulator
 from wmr_dynamics.terrain import HeightGrid, load_wmrde_grid
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import machine_info  # noqa: E402  (shared with the other benchmark scripts)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = next((p for p in (ROOT.parent / "shared", Path("/work/shared")) if p.is_dir()), ROOT.parent / "shared")
@@ -403,31 +403,6 @@ def format_table(rows: Sequence[Row], variant: str = "", markdown: bool = False)
 
 
 # ---- report -----------------------------------------------------------------------------------------------
-def machine_info() -> dict[str, str]:
-    """nproc, CPU model, python / numpy / scipy / numba versions, git commit."""
-    cpu = "unknown"
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    try:
-        nproc = subprocess.run(["nproc"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        nproc = str(len(os.sched_getaffinity(0)))
-    info = {"cpu": cpu, "nproc": nproc, "python": platform.python_version(), "numpy": np.__version__}
-    with contextlib.suppress(ImportError):
-        import scipy
-
-        info["scipy"] = scipy.__version__
-    with contextlib.suppress(ImportError):
-        import numba
-
-        info["numba"] = numba.__version__
-    with contextlib.suppress(OSError, subprocess.CalledProcessError):
-        info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                        check=True, cwd=ROOT).stdout.strip()
-    return info
 
 
 def plot_paths(runs: Sequence[Run], path: Path, terrain_dir: Path | None = None) -> None:
@@ -624,8 +599,9 @@ def _discussion(rows: Sequence[Row], runs: Sequence[Run]) -> list[str]:
             f"evaluation with its Jacobian costs {cost['ishigami_lut']:.0f} µs with the table and "
             f"{cost['ishigami']:.0f} µs direct; a step makes 1 + 2 per iteration of them (the line search's "
             "full step, then the new point), so the table saves ~"
-            f"{(1 + 2 * i1.iterations) * (cost['ishigami'] - cost['ishigami_lut']):.0f} µs of a ~1.5–2 ms step "
-            "(the µs/step column of this accuracy run is too noisy to show it reliably; speed: benchmarks.md). "
+            f"{(1 + 2 * i1.iterations) * (cost['ishigami'] - cost['ishigami_lut']):.0f} µs per step on the Python "
+            "path (these are calls from Python; the compiled kernels' µs/step are in the table above and in "
+            "benchmarks.md). "
             "All ten terrains were run with both; no subsampling was needed.")
     kin = find(rows, "kinematic", 0.10)
     if kin and kin.pos_err is not None:
@@ -719,27 +695,18 @@ def write_markdown(rows: Sequence[Row], runs: Sequence[Run], terrains: Sequence[
         format_growth(runs, 0.10, "", markdown=True),
         "",
     ]
-    if any(r.variant == "1mps" for r in rows):
-        lines += [
-            "## Supplement: 1 m/s for 10 s (the speed of the thesis text)",
-            "",
-            "Thesis §2.5.4 says Zoë \"was commanded to drive straight at 1 m/s\" (10 m); VEHICLES.md specifies",
-            "0.5 m/s. The issue's bound (mean ≤ 0.06 m at Δt = 0.10 s) is stated for this speed. Same terrains,",
-            "models and start, at 1 m/s:",
-            "",
-            format_table(rows, "1mps", markdown=True),
-            "",
-        ]
-    if any(r.variant == "1mps-rest" for r in rows):
-        lines += [
-            "## Supplement: 1 m/s from rest",
-            "",
-            "The same at 1 m/s, but every dynamic run starts at rest (q̇'(0) = 0): the launch transient (wheel",
-            "slip ≈ 1 with ideal actuators) is then part of what the step size changes:",
-            "",
-            format_table(rows, "1mps-rest", markdown=True),
-            "",
-        ]
+    supplements = {
+        "1mps": ("1 m/s for 10 s (the speed of the thesis text)",
+                 ["Thesis §2.5.4 says Zoë \"was commanded to drive straight at 1 m/s\" (10 m); VEHICLES.md specifies",
+                  "0.5 m/s. The issue's bound (mean ≤ 0.06 m at Δt = 0.10 s) is stated for this speed. Same terrains,",
+                  "models and start, at 1 m/s:"]),
+        "1mps-rest": ("1 m/s from rest",
+                      ["The same at 1 m/s, but every dynamic run starts at rest (q̇'(0) = 0): the launch",
+                       "transient (wheel slip ≈ 1 with ideal actuators) is then part of what the step size changes:"]),
+    }
+    for variant, (title, text) in supplements.items():
+        if any(r.variant == variant for r in rows):
+            lines += [f"## Supplement: {title}", "", *text, "", format_table(rows, variant, markdown=True), ""]
     if any(r.variant == "passive" for r in rows):
         lines += [
             "## Supplement: steering joints left passive",

@@ -41,21 +41,29 @@ def _initial_xy_yaw(model, args: argparse.Namespace) -> tuple[np.ndarray, float]
     return xyz, yaw
 
 
-def show_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="wmr-show", description="Place a vehicle on a terrain, print its model and "
-                                "wheel contacts, write a picture.")
+def _vehicle_and_terrain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vehicle", default="rocky7", help="bundled vehicle name or path to a URDF / vehicle YAML")
     p.add_argument("--terrain", default="rough",
                    help="flat | rough | ramp | steps | FILE (height grid .txt, heightmap .yaml/.npy, SDF world)")
     p.add_argument("--rms", type=float, default=0.05, help="rough terrain RMS height, m (default 0.05)")
     p.add_argument("--corr-len", type=float, default=0.2, help="rough terrain correlation length, m (default 0.2)")
     p.add_argument("--seed", type=int, default=1, help="rough terrain random seed (default 1)")
-    p.add_argument("--x", type=float, default=None, help="body x, m (default: the vehicle YAML's initial_pose)")
-    p.add_argument("--y", type=float, default=None, help="body y, m")
-    p.add_argument("--yaw", type=float, default=None, help="body yaw, rad")
-    p.add_argument("--out", default="out", help="output folder (default ./out)")
+
+
+def _pose_and_output_args(p: argparse.ArgumentParser, what: str, out_help: str) -> None:
+    p.add_argument("--x", type=float, default=None, help=f"{what} x, m (default: the vehicle YAML's initial_pose)")
+    p.add_argument("--y", type=float, default=None, help=f"{what} y, m")
+    p.add_argument("--yaw", type=float, default=None, help=f"{what} yaw, rad")
+    p.add_argument("--out", default="out", help=out_help)
     p.add_argument("--list-vehicles", action="store_true", help="list bundled vehicles and exit")
     p.add_argument("--json", action="store_true", help="print one line of JSON as the last line of stdout")
+
+
+def show_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="wmr-show", description="Place a vehicle on a terrain, print its model and "
+                                "wheel contacts, write a picture.")
+    _vehicle_and_terrain_args(p)
+    _pose_and_output_args(p, "body", "output folder (default ./out)")
     return p
 
 
@@ -108,12 +116,7 @@ def show_main(argv: list[str] | None = None) -> int:
 def sim_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="wmr-sim", description="Simulate a wheeled mobile robot on a terrain "
                                 "(kinematic, enhanced-kinematic or dynamic model, thesis §2.2–2.4).")
-    p.add_argument("--vehicle", default="rocky7", help="bundled vehicle name or path to a URDF / vehicle YAML")
-    p.add_argument("--terrain", default="rough",
-                   help="flat | rough | ramp | steps | FILE (height grid .txt, heightmap .yaml/.npy, SDF world)")
-    p.add_argument("--rms", type=float, default=0.05, help="rough terrain RMS height, m (default 0.05)")
-    p.add_argument("--corr-len", type=float, default=0.2, help="rough terrain correlation length, m (default 0.2)")
-    p.add_argument("--seed", type=int, default=1, help="rough terrain random seed (default 1)")
+    _vehicle_and_terrain_args(p)
     p.add_argument("--mode", default="kinematic", choices=["kinematic", "enhanced", "dynamic"],
                    help="motion model: stabilized-DAE kinematics (§2.2), with body slip (§2.3), or dynamics (§2.4)")
     p.add_argument("--contact", default=None, choices=["linear", "pacejka", "ishigami", "ding"],
@@ -131,13 +134,8 @@ def sim_parser() -> argparse.ArgumentParser:
                    help="controller type (default: the vehicle YAML's; 'naive' = equal wheel speeds)")
     p.add_argument("--engine", default="auto", choices=["auto", "compiled", "python"],
                    help="compiled (numba) or Python step path; auto = compiled where supported (default)")
-    p.add_argument("--x", type=float, default=None, help="start x, m (default: the vehicle YAML's initial_pose)")
-    p.add_argument("--y", type=float, default=None, help="start y, m")
-    p.add_argument("--yaw", type=float, default=None, help="start yaw, rad")
-    p.add_argument("--out", default="out", help="output folder for plots and CSV (default ./out)")
     p.add_argument("--no-plots", action="store_true", help="skip the plots")
-    p.add_argument("--list-vehicles", action="store_true", help="list bundled vehicles and exit")
-    p.add_argument("--json", action="store_true", help="print one line of JSON as the last line of stdout")
+    _pose_and_output_args(p, "start", "output folder for plots and CSV (default ./out)")
     return p
 
 
