@@ -638,8 +638,6 @@ def _render(head: list[str], body: list[list[str]], markdown: bool) -> str:
 
 
 # ---- report -----------------------------------------------------------------------------------------------
-
-
 def plot_paths(model: WmrModel, seed: int, dt: float, path: Path) -> None:
     """Overhead paths of body (blue) and contact points (red) on one terrain, DAE vs. unconstrained (Fig. 2.8)."""
     import matplotlib

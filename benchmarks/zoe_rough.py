@@ -256,25 +256,26 @@ def run_study(terrains: Sequence[int], dts: Sequence[float] = DTS, kinds: Sequen
     warm_up(model, kinds, terrain_dir)
     # one options object per dynamic model (the Ishigami table is built once)
     opts = {k: dynamics_options(model, k) for k in kinds if k in DYNAMIC}
-    jobs: list[tuple[WmrModel, str, float, float, str]] = [(model, k, dt, SPEED, "") for k in kinds for dt in dts]
+    jobs: list[tuple[WmrModel, str, float, float, str, str]] = [(model, k, dt, SPEED, "", START) for k in kinds
+                                                                for dt in dts]
     if supplements:
         passive = zoe_model(lock_steer=False)
-        jobs += [(passive, k, dt, SPEED, "passive") for k in ("linear", "pacejka") if k in kinds
+        jobs += [(passive, k, dt, SPEED, "passive", START) for k in ("linear", "pacejka") if k in kinds
                  for dt in (DT_REF, 0.10)]
-        jobs += [(model, k, dt, 1.0, "1mps") for k in ("linear", "pacejka", "ishigami_lut") if k in kinds
+        jobs += [(model, k, dt, 1.0, "1mps", START) for k in ("linear", "pacejka", "ishigami_lut") if k in kinds
                  for dt in (DT_REF, 0.04, 0.10)]
-        jobs += [(model, k, dt, 1.0, "1mps-rest") for k in ("linear", "pacejka", "ishigami_lut") if k in kinds
+        jobs += [(model, k, dt, 1.0, "1mps-rest", "rest") for k in ("linear", "pacejka", "ishigami_lut") if k in kinds
                  for dt in (DT_REF, 0.10)]
     runs: list[Run] = []
     start = time.perf_counter()
     for i, tid in enumerate(terrains):
         terrain = load_terrain(tid, terrain_dir)
         q0 = {id(model): initial_state(model, terrain)}
-        for m, kind, dt, speed, variant in jobs:
+        for m, kind, dt, speed, variant, start_from in jobs:
             q0.setdefault(id(m), initial_state(m, terrain))
             o = opts.get(kind) if m is model else None
             run = run_one(m, terrain, kind, dt, q0[id(m)], terrain_id=tid, speed=speed, options=o, variant=variant,
-                          start="rest" if variant.endswith("-rest") else START)
+                          start=start_from)
             runs.append(run)
             _log(f"  terrain {tid} ({i + 1}/{len(terrains)})  {NAMES[kind]:>17s} {variant:>7s}  dt={dt:.2f}  "
                  f"final x={run.q[-1, 4]:.3f} y={run.q[-1, 5]:+.3f}  iter/step={run.mean_iterations:.3f}  "
@@ -403,8 +404,6 @@ def format_table(rows: Sequence[Row], variant: str = "", markdown: bool = False)
 
 
 # ---- report -----------------------------------------------------------------------------------------------
-
-
 def plot_paths(runs: Sequence[Run], path: Path, terrain_dir: Path | None = None) -> None:
     """Overhead body paths on each terrain: every model at Δt = 0.01 (solid) and 0.10 (dashed)."""
     import matplotlib

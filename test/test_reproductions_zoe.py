@@ -29,7 +29,7 @@ DURATION = 4.0  # s
 DT_COARSE = 0.10
 POS_TOL = 0.02  # m per terrain at t = 4 s (module docstring)
 YAW_TOL = 0.01  # rad (module docstring)
-MAX_MEAN_ITER = {"linear": 1.5, "pacejka": 4.0}  # observed ≤ 1.2 and ≤ 3.4 (module docstring)
+MAX_MEAN_ITER = {"linear": 1.5, "pacejka": 4.0}  # observed ≤ 1.1 and ≤ 3.2 (module docstring)
 
 pytestmark = pytest.mark.skipif(not all((TERRAINS / f"zoe_rough_{k}.txt").is_file() for k in TERRAIN_IDS),
                                 reason=f"benchmark terrains not found in {TERRAINS}")

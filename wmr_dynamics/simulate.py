@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -308,11 +309,8 @@ class Simulator:
         if self.compiled is not None:
             cmds = np.array([_checked_command(cmd, tk) for tk in t])
             self.compiled.warm_up()
-            note = _OneCallNote(n, _KINEMATIC_STEP_S, progress)
-            start = time.perf_counter()
-            Q, QV, DZ, CP, VC, RES = self.compiled.rollout(q, cmds, self.dt)
-            wall = time.perf_counter() - start
-            note.close(wall)
+            (Q, QV, DZ, CP, VC, RES), wall = _one_call(n, _KINEMATIC_STEP_S, progress,
+                                                       lambda: self.compiled.rollout(q, cmds, self.dt))
             return SimResult(m.name, self.mode, self.dt, t, Q, QV, DZ, CP, VC, RES, np.full(n + 1, np.nan), wall,
                              list(m.wheel_names))
         Q = np.empty((n + 1, m.num_states))
@@ -383,11 +381,8 @@ class Simulator:
         cmds = np.array([_checked_command(cmd, tk) for tk in t])
         qvel = np.zeros(m.num_dof) if qvel0 is None else np.asarray(qvel0, dtype=float)
         self.compiled.warm_up()  # one-off compilation / cache load stays out of the timed loop
-        note = _OneCallNote(len(t) - 1, _DYNAMIC_STEP_S * m.num_wheels / 4, progress)
-        start = time.perf_counter()
-        r = self.compiled.rollout(q, qvel, cmds, self.dt)
-        wall = time.perf_counter() - start
-        note.close(wall)
+        r, wall = _one_call(len(t) - 1, _DYNAMIC_STEP_S * m.num_wheels / 4, progress,
+                            lambda: self.compiled.rollout(q, qvel, cmds, self.dt))
         return SimResult(m.name, self.mode, self.dt, t, r.q, r.qvel, r.dz, r.contact_points, r.contact_speed,
                          np.zeros(len(t)), np.full(len(t), np.nan), wall, list(m.wheel_names), r.contact_force,
                          r.slip_ratio, r.slip_angle, r.iterations, r.cost, r.converged)
@@ -475,20 +470,24 @@ def _checked_command(cmd: Callable[[float], tuple[float, float]], t: float) -> t
 _DYNAMIC_STEP_S, _KINEMATIC_STEP_S = 60e-6, 10e-6
 
 
-class _OneCallNote:
-    """The compiled engine runs a whole simulation in one call, so it cannot update a progress bar; a run
-    estimated to take more than ~2 s says so up front on stderr (and how long it took at the end)."""
+T = TypeVar("T")
 
-    def __init__(self, steps: int, step_s: float, enabled: bool | None) -> None:
-        estimate = steps * step_s
-        self.shown = enabled is True or (enabled is None and estimate > 2.0)
-        if self.shown:
-            print(f"simulating {steps} steps on the compiled engine in one call (about {estimate:.0f} s) ...",
-                  end="", file=sys.stderr, flush=True)
 
-    def close(self, wall: float) -> None:
-        if self.shown:
-            print(f" done in {wall:.1f} s", file=sys.stderr, flush=True)
+def _one_call(steps: int, step_s: float, progress: bool | None, call: Callable[[], T]) -> tuple[T, float]:
+    """Run a whole compiled simulation (one uninterruptible call, so no progress bar) and time it: (result,
+    wall s).  A run estimated (``steps × step_s``) above ~2 s, or any run with ``progress=True``, says so on
+    stderr before and how long it took after."""
+    estimate = steps * step_s
+    shown = progress is True or (progress is None and estimate > 2.0)
+    if shown:
+        print(f"simulating {steps} steps on the compiled engine in one call (about {estimate:.0f} s) ...",
+              end="", file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    result = call()
+    wall = time.perf_counter() - start
+    if shown:
+        print(f" done in {wall:.1f} s", file=sys.stderr, flush=True)
+    return result, wall
 
 
 class _Progress:
