@@ -12,7 +12,6 @@ OUT    ?= out
 # rclpy gets these; the domain id is per make invocation, so parallel runs do not cross-talk.
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export ROS_DOMAIN_ID ?= $(shell $(PYTHON) -c "import random; print(random.randint(1, 101))")
-export NUMBA_CACHE_DIR ?= $(CURDIR)/$(VENV)/numba_cache
 export MPLBACKEND := Agg
 
 .PHONY: install run test lint clean
@@ -24,6 +23,8 @@ $(STAMP): requirements.txt requirements-dev.txt setup.py
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	@echo "compiling the simulation engine into the venv's cache (a minute or two, once) ..."
+	$(PY) -m wmr_dynamics.warmup
 	@touch $(STAMP)
 	@echo "installed into $(VENV)"
 
@@ -34,7 +35,9 @@ run: install
 		--speed 0.5 --duration 10 --dt 0.04 --out $(OUT)
 	$(PY) -m wmr_dynamics.cli show --vehicle rocky7 --terrain rough --seed 1 --out $(OUT) > /dev/null
 
+# the warm-up is a no-op (about a second) when the engine cache is warm, and recompiles after a kernel edit
 test: install
+	$(PY) -m wmr_dynamics.warmup
 	$(PY) -m pytest -n 2 -q
 
 lint: install

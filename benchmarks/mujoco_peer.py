@@ -13,15 +13,16 @@ also compared with our Δt = 0.01 s run.  Writes the section ``mujoco`` of docs/
 ``_report.update_section``; the rest of that file belongs to benchmarks/speed.py) and
 docs/figures/mujoco_peer.png.
 
-The MuJoCo model (:func:`mjcf_from_model`) is generated from our ``WmrModel``:
+The MuJoCo model (:func:`~wmr_dynamics.io.mjcf.mjcf_from_model`, :mod:`wmr_dynamics.io.mjcf`) is generated
+from our ``WmrModel``:
 
 - one body per frame with the same parent tree, pose ``T0[i]`` in the parent, the frame's mass, centre of
   mass and inertia about the centre of mass (``fullinertia``; ``inertiafromgeom="false"``, so geoms add no
   mass); a free joint for the body frame; hinge / slide joints along the joint-frame axis of our joint
   types RX…PZ (our joint frame is the child frame at θ = 0, ``T_i^p = T0 · J(θ)``, as MuJoCo's joint in the
-  child body).  Joints held by a single-joint constraint ``θ = 0`` (Zoë's steering in the benchmark
-  model ``zoe_rough.zoe_model()``) or named in ``locked`` are left out: the child body is welded to its
-  parent, which holds them exactly straight.  Other one- and two-joint linear constraints become joint
+  child body).  Joints held by a single-joint constraint ``θ = 0`` (Zoë's steering in the benchmark model
+  ``wmr_dynamics.scenarios.zoe_rough.zoe_model()``) or named in ``locked`` are left out: the child body is
+  welded to its parent, which holds them exactly straight.  Other one- and two-joint linear constraints become joint
   equalities.  Joint limits are left out by default (our dynamic model does not enforce them either).
 - wheels: cylinder geoms (radius, width of the model) about the wheel frame's y axis; the only colliding
   geoms, with the terrain only.  Our "cylinder" wheel contacts the ground along its mid-plane circle
@@ -86,195 +87,27 @@ from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import zoe_rough as zr  # noqa: E402
+import zoe_rough as zr  # noqa: E402  (its table renderer)
 from _report import update_section  # noqa: E402
 
 from wmr_dynamics import spatial  # noqa: E402
+from wmr_dynamics.io.mjcf import mjcf_from_model  # noqa: E402
 from wmr_dynamics.model import WmrModel  # noqa: E402
-from wmr_dynamics.terrain import HeightGrid  # noqa: E402
+from wmr_dynamics.scenarios import zoe_rough as zoe  # noqa: E402
 
-ROOT = zr.ROOT
-STEER = ("s1_joint", "s2_joint")
-SPEED, DURATION = zr.SPEED, zr.DURATION
+ROOT = Path(__file__).resolve().parents[1]
+STEER = zoe.STEER_JOINTS
+SPEED, DURATION = zoe.SPEED, zoe.DURATION
 DTS = (0.001, 0.002, 0.004, 0.005, 0.008, 0.01, 0.02, 0.04)  # MuJoCo steps tried (s)
 DT_MJ_REF = 0.001  # MuJoCo's reference step for the stability test
 DT_OURS = 0.04  # our engine's benchmark step
 DT_OURS_REF = 0.01  # our reference step (zoe_rough.DT_REF)
 SAMPLE_DT = 0.04  # s between recorded poses (both engines' paths)
-KV = 2000.0  # N·m·s/rad: velocity-actuator gain (VEHICLES.md: Zoë PI Kp = 2000)
-MU = 1.0
-SOLREF = (0.02, 1.0)  # MuJoCo's default (timeconst s, dampratio); see the module docstring
-SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)  # MuJoCo's default
 POS_TOL = 0.1  # m: final position within this of the Δt = 0.001 run
 ANG_TOL = np.radians(3.0)  # rad: final roll, pitch, yaw within this of the Δt = 0.001 run
 UPRIGHT = np.radians(45.0)  # rad: |roll|, |pitch| bound along the run
 BAD = ("mjWARN_BADQACC", "mjWARN_BADQVEL", "mjWARN_BADQPOS")
 SECTION = "mujoco"
-TINY_MASS, TINY_INERTIA = 1e-9, 1e-12  # kg, kg·m²: given to massless frames with a joint (MuJoCo needs mass)
-
-
-# ---- MJCF ---------------------------------------------------------------------------------------------------
-def _f(x: float) -> str:
-    return f"{float(x):.10g}"
-
-
-def _v(a: Sequence[float]) -> str:
-    return " ".join(_f(x) for x in a)
-
-
-def _wxyz(R: NDArray) -> NDArray:
-    """MuJoCo's (w, x, y, z) quaternion of a rotation matrix (ours are (x, y, z, w))."""
-    x, y, z, w = spatial.rot_to_quat(R)
-    return np.array([w, x, y, z])
-
-
-def solref_from_linear(model: WmrModel) -> tuple[float, float]:
-    """MuJoCo ``solref = (timeconst, dampratio)`` matching the vertical mode of our linear contact on one wheel.
-
-    kp (N/m), kd (N·s/m) from the model's ``contact.params`` (config/zoe.yaml), m = total mass / wheels:
-    ω = √(kp/m), ζ = kd / (2√(kp·m)); MuJoCo at full impedance: ω = 1/(timeconst·dampratio), ζ = dampratio.
-    """
-    p = (model.config.get("contact") or {}).get("params") or {}
-    m = model.total_mass / model.num_wheels
-    kp = float(p.get("kp", m * 9.81 / 0.02))
-    kd = float(p.get("kd", kp / 20.0))
-    omega, zeta = np.sqrt(kp / m), kd / (2.0 * np.sqrt(kp * m))
-    return float(1.0 / (omega * zeta)), float(zeta)
-
-
-def hfield_xml(grid: HeightGrid, base: float = 0.5, name: str = "terrain") -> tuple[str, str]:
-    """(asset, geom) MJCF elements of an ``hfield`` with its vertices on ``grid``'s nodes.
-
-    MuJoCo's hfield of ``size = (rx, ry, sz, base)`` spans [−rx, rx] × [−ry, ry] around its geom's position,
-    ``ncol`` vertices along x and ``nrow`` along y, with vertex height ``pos_z + sz·data`` for data in
-    [0, 1].  So rx = (x_max − x_min)/2, ry = (y_max − y_min)/2, the geom at the grid's centre and at
-    z = min height, sz = height range, data = (h − h_min)/sz.  The ``elevation`` attribute lists rows from
-    +y to −y (image order), so our rows (j = 0 at y_min) go in reversed.  Between the nodes MuJoCo's surface
-    is two triangles per cell, split along the diagonal from node (i, j) to (i+1, j+1), where our grid is
-    bilinear: they agree on the nodes and on the cell edges and differ inside a cell by up to
-    |h11 − h10 − h01 + h00| / 4 (at the cell centre).  Outside the grid MuJoCo has no ground (ours continues
-    the edge heights); the benchmark stays well inside.
-    """
-    h = np.asarray(grid.heights, dtype=float)
-    lo, hi = float(h.min()), float(h.max())
-    sz = max(hi - lo, 1e-6)
-    data = (h - lo) / sz
-    rx, ry = (grid.x_max - grid.x_min) / 2.0, (grid.y_max - grid.y_min) / 2.0
-    cx, cy = (grid.x_max + grid.x_min) / 2.0, (grid.y_max + grid.y_min) / 2.0
-    elev = " ".join(f"{v:.8g}" for v in data[::-1].ravel())
-    asset = (f'<hfield name="{name}" nrow="{grid.ny}" ncol="{grid.nx}" size="{_v((rx, ry, sz, base))}" '
-             f'elevation="{elev}"/>')
-    geom = (f'<geom name="{name}" type="hfield" hfield="{name}" pos="{_v((cx, cy, lo))}" contype="0" '
-            f'conaffinity="1"/>')
-    return asset, geom
-
-
-def _locks_and_equalities(model: WmrModel, locked: Sequence[str]) -> tuple[set[str], list[str]]:
-    """Joints to leave out (welded at 0) and MJCF ``<joint>`` equalities for the model's joint constraints."""
-    names = model.joint_names
-    out = {names[model.joint_index(j)] for j in locked}
-    eqs = []
-    for c in model.joint_constraints:
-        terms = [(names[model.joint_index(j)], float(k)) for j, k in c.coeffs.items() if k != 0.0]
-        if len(terms) == 1 and c.value == 0.0:
-            out.add(terms[0][0])
-        elif len(terms) == 1:
-            (a, ka), = terms
-            eqs.append(f'<joint name="{c.name}" joint1="{a}" polycoef="{_v((c.value / ka, 0, 0, 0, 0))}"/>')
-        elif len(terms) == 2:  # ka·θa + kb·θb = v  →  θa = v/ka − (kb/ka)·θb
-            (a, ka), (b, kb) = terms
-            eqs.append(f'<joint name="{c.name}" joint1="{a}" joint2="{b}" '
-                       f'polycoef="{_v((c.value / ka, -kb / ka, 0, 0, 0))}"/>')
-        else:
-            raise ValueError(f"joint constraint '{c.name}' couples {len(terms)} joints; MJCF joint equalities "
-                             "take at most two")
-    bad = [e for e in eqs if any(f'"{j}"' in e for j in out)]
-    if bad:
-        raise ValueError(f"a joint equality refers to a locked joint: {bad}")
-    return out, eqs
-
-
-def mjcf_from_model(model: WmrModel, terrain_grid: HeightGrid | None = None, *, dt: float = 0.004,
-                    locked: Sequence[str] = (), kv: float = KV, mu: float = MU,
-                    solref: tuple[float, float] = SOLREF, solimp: Sequence[float] = SOLIMP,
-                    limits: bool = False, integrator: str = "implicitfast") -> str:
-    """MJCF XML of ``model`` on ``terrain_grid`` (flat plane at z = 0 if None); choices: module docstring.
-
-    ``dt`` (s) is the compiled ``timestep`` (it can be changed later through ``MjModel.opt.timestep``).
-    ``locked``: joint names welded at θ = 0 (as are joints of single-joint constraints θ = 0 of the model).
-    ``solref``: (timeconst s, dampratio), default MuJoCo's (0.02, 1); :func:`solref_from_linear` gives the
-    setting matched to our linear contact (module docstring: why it is not the default).  Bodies, joints and
-    actuators take the frame, joint and ``<joint>_vel`` names; the body frame is MuJoCo body 1, its free joint
-    ``root``.
-    """
-    out, eqs = _locks_and_equalities(model, locked)
-    tc, dr = solref
-    names = model.joint_names
-    wheel_of = {int(f): k for k, f in enumerate(model.wheel_frame)}
-    children: dict[int, list[int]] = {i: [] for i in range(model.num_frames)}
-    for i in range(1, model.num_frames):
-        children[int(model.parent[i])].append(i)
-
-    def body(i: int, indent: str) -> list[str]:
-        T = model.T0[i]
-        pos = (0.0, 0.0, 0.0) if i == 0 else T[:3, 3]
-        quat = (1.0, 0.0, 0.0, 0.0) if i == 0 else _wxyz(T[:3, :3])
-        lines = [f'{indent}<body name="{model.frames[i].name}" pos="{_v(pos)}" quat="{_v(quat)}">']
-        ind = indent + "  "
-        if i == 0:
-            lines.append(f'{ind}<freejoint name="root"/>')
-        elif names[i - 1] not in out:
-            jt = int(model.joint_type[i])
-            kind = "hinge" if jt < 3 else "slide"
-            axis = np.eye(3)[jt % 3]
-            extra = ""
-            lo, hi = model.joint_lower[i], model.joint_upper[i]
-            if limits and np.isfinite(lo) and np.isfinite(hi):
-                extra += f' range="{_f(lo)} {_f(hi)}"'
-            s = model.joint_springs.get(names[i - 1]) or model.joint_springs.get(model.frames[i].name)
-            if s is not None:
-                extra += f' stiffness="{_f(s.stiffness)}" damping="{_f(s.damping)}" springref="{_f(s.rest)}"'
-            lines.append(f'{ind}<joint name="{names[i - 1]}" type="{kind}" axis="{_v(axis)}"{extra}/>')
-        if model.mass[i] > 0:
-            I = model.inertia[i]  # noqa: E741
-            full = (I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2])
-            lines.append(f'{ind}<inertial pos="{_v(model.com[i])}" mass="{_f(model.mass[i])}" '
-                         f'fullinertia="{_v(full)}"/>')
-        elif i == 0 or names[i - 1] not in out:  # MuJoCo rejects massless bodies that move (module docstring)
-            lines.append(f'{ind}<inertial pos="0 0 0" mass="{_f(TINY_MASS)}" diaginertia="{_v([TINY_INERTIA] * 3)}"/>')
-        if i in wheel_of:
-            k = wheel_of[i]
-            half = max(float(model.wheel_widths[k]) / 2.0, 1e-3)
-            lines.append(f'{ind}<geom name="{model.frames[i].name}_tire" type="cylinder" '
-                         f'size="{_f(model.wheel_radii[k])} {_f(half)}" quat="0.7071067811865476 '
-                         f'0.7071067811865476 0 0" contype="1" conaffinity="0"/>')
-        for c in children[i]:
-            lines += body(c, ind)
-        lines.append(f"{indent}</body>")
-        return lines
-
-    if terrain_grid is None:
-        asset, ground = "", '<geom name="terrain" type="plane" size="0 0 1" contype="0" conaffinity="1"/>'
-    else:
-        asset, ground = hfield_xml(terrain_grid)
-    acts = [f'<velocity name="{names[int(f) - 1]}_vel" joint="{names[int(f) - 1]}" kv="{_f(kv)}"/>'
-            for f in model.wheel_frame if names[int(f) - 1] not in out]
-    xml = [f'<mujoco model="{model.name}">',
-           '  <compiler angle="radian" inertiafromgeom="false" autolimits="true"/>',
-           f'  <option timestep="{_f(dt)}" integrator="{integrator}" gravity="0 0 -9.81" cone="pyramidal"/>',
-           "  <default>",
-           f'    <geom condim="3" friction="{_f(mu)} 0.005 0.0001" solref="{_f(tc)} {_f(dr)}" '
-           f'solimp="{_v(solimp)}"/>',
-           "  </default>",
-           f"  <asset>{asset}</asset>" if asset else "",
-           "  <worldbody>",
-           f"    {ground}",
-           *body(0, "    "),
-           "  </worldbody>",
-           "  <actuator>", *(f"    {a}" for a in acts), "  </actuator>",
-           *(["  <equality>", *(f"    {e}" for e in eqs), "  </equality>"] if eqs else []),
-           "</mujoco>"]
-    return "\n".join(x for x in xml if x) + "\n"
 
 
 # ---- running MuJoCo -----------------------------------------------------------------------------------------
@@ -447,7 +280,7 @@ def our_simulator(model: WmrModel, terrain: object, dt: float, engine: str = "au
     from wmr_dynamics.simulate import Simulator
 
     return Simulator(model, terrain, mode="dynamic", dt=dt, controller=BodyVelocityController(model, "naive"),
-                     dynamics=zr.dynamics_options(model, "linear"), engine=engine)
+                     dynamics=zoe.dynamics_options(model, "linear"), engine=engine)
 
 
 def run_ours(model: WmrModel, terrain: object, q0: NDArray, dt: float, *, duration: float = DURATION,
@@ -490,10 +323,10 @@ def study(terrains: Sequence[int], dts: Sequence[float] = DTS, repeat: int = 3, 
     """
     if DT_MJ_REF not in dts:
         raise ValueError(f"dts must include MuJoCo's reference step {DT_MJ_REF} s")
-    model = zr.zoe_model()
+    model = zoe.zoe_model()
     _log("warming up our engine (numba kernels) ...", quiet)
-    g1 = zr.load_terrain(terrains[0], terrain_dir)
-    q1 = zr.initial_state(model, g1)
+    g1 = zoe.load_terrain(terrains[0], terrain_dir)
+    q1 = zoe.initial_state(model, g1)
     try:
         run_ours(model, g1, q1, DT_OURS, duration=0.2, engine=engine)
     except ImportError as e:  # a half-installed compiled engine: say so, and time the Python path
@@ -504,8 +337,8 @@ def study(terrains: Sequence[int], dts: Sequence[float] = DTS, repeat: int = 3, 
     used = engine
     start = time.perf_counter()
     for tid in terrains:
-        grid = zr.load_terrain(tid, terrain_dir)
-        q0 = zr.initial_state(model, grid)
+        grid = zoe.load_terrain(tid, terrain_dir)
+        q0 = zoe.initial_state(model, grid)
         mjm = mujoco.MjModel.from_xml_string(mjcf_from_model(model, grid))
         mj = {dt: run_mujoco(mjm, model, q0, dt, terrain_id=tid) for dt in sorted(dts)}
         for dt in mj:
@@ -525,8 +358,8 @@ def study(terrains: Sequence[int], dts: Sequence[float] = DTS, repeat: int = 3, 
     timed = sorted({dt for dt in (overall, DT_OURS) if dt is not None and any(r.mj[dt].stable for r in results)})
     _log(f"timing MuJoCo at dt {', '.join(f'{d:g}' for d in timed)} s ({repeat} repetitions) ...", quiet)
     for res in results:
-        grid = zr.load_terrain(res.terrain, terrain_dir)
-        q0 = zr.initial_state(model, grid)
+        grid = zoe.load_terrain(res.terrain, terrain_dir)
+        q0 = zoe.initial_state(model, grid)
         mjm = mujoco.MjModel.from_xml_string(mjcf_from_model(model, grid))
         for dt in timed:
             runs = [res.mj[dt]] + [run_mujoco(mjm, model, q0, dt, terrain_id=res.terrain)
@@ -630,7 +463,7 @@ def plot_figure(results: Sequence[TerrainResult], overall: float | None, path: P
     x0, x1, y0, y1 = -0.8, 5.8, -1.3, 1.3
     for c, res in enumerate(shown):
         ax = fig.add_subplot(gs[0, c])
-        grid = zr.load_terrain(res.terrain, terrain_dir)
+        grid = zoe.load_terrain(res.terrain, terrain_dir)
         xs, ys = np.linspace(x0, x1, 300), np.linspace(y0, y1, 120)
         im = ax.imshow(grid.height(xs[None, :], ys[:, None]), origin="lower", extent=(x0, x1, y0, y1), cmap="gray",
                        alpha=0.55, aspect="equal", vmin=-0.45, vmax=0.45)
@@ -721,7 +554,7 @@ def markdown_section(results: Sequence[TerrainResult], overall: float | None, en
         f"`zoe_rough_{{{tids}}}`, both",
         "engines starting at rest from our contact-initialized state. Ours: dynamic model, piecewise-linear",
         f"contact, through `Simulator` (engine `{engine}`). MuJoCo {mujoco.__version__}: the MJCF generated from",
-        "our `WmrModel` (`mjcf_from_model`: one body per frame, same tree, masses, centres of mass, inertias;",
+        "our `WmrModel` (`wmr_dynamics.io.mjcf`: one body per frame, same tree, masses, centres of mass, inertias;",
         "steering joints welded; wheels as cylinders of the model's radius and width; the terrain as an `hfield`",
         "on the grid's nodes), velocity actuators kv = 2000 N·m·s/rad, `implicitfast`, μ = 1, pyramidal cone,",
         "MuJoCo's default `solref` (0.02, 1) and `solimp`; the body is raised by MuJoCo's deepest initial",
@@ -810,7 +643,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--terrains", type=str, default=None, help="comma-separated terrain numbers (default 1..10)")
     p.add_argument("--repeat", type=int, default=None, help="timing repetitions (default 3; --quick 1)")
     p.add_argument("--engine", default="auto", choices=("auto", "python", "compiled"), help="our Simulator engine")
-    p.add_argument("--terrain-dir", type=Path, default=None, help=f"default {zr.TERRAIN_DIR}")
+    p.add_argument("--terrain-dir", type=Path, default=None, help=f"default {zoe.TERRAIN_DIR}")
     p.add_argument("--out", type=Path, default=None,
                    help="folder for benchmarks.md and figures/ (default docs/; with --quick out/mujoco_quick/)")
     p.add_argument("--no-write", action="store_true", help="print the tables only")
@@ -822,7 +655,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError:
             p.error(f"--terrains: expected comma-separated numbers, got {a.terrains!r}")
     else:
-        terrains = [1, 2] if a.quick else list(zr.TERRAINS)
+        terrains = [1, 2] if a.quick else list(zoe.TERRAINS)
     repeat = a.repeat or (1 if a.quick else 3)
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()

@@ -58,6 +58,7 @@ from wmr_dynamics import spatial  # noqa: E402
 from wmr_dynamics.compiled.collision import wheel_contacts_kernel  # noqa: E402
 from wmr_dynamics.compiled.controllers import controller_rates  # noqa: E402
 from wmr_dynamics.compiled.linalg import cholesky, independent_rows, orthonormal_rows  # noqa: E402
+from wmr_dynamics.controllers import BodyVelocityController  # noqa: E402
 from wmr_dynamics.dynamics.rigid_body import _crba, _plucker_all, _rnea  # noqa: E402
 from wmr_dynamics.kinematics import forward_kinematics  # noqa: E402
 from wmr_dynamics.kinematics.fk import _forward_kinematics  # noqa: E402
@@ -130,7 +131,7 @@ class Cell:
 
 def make_simulator(model, terrain, kind: str, dt: float, options=None, engine: str = "auto") -> Simulator:  # noqa: ANN001
     """``zoe_rough.make_simulator`` with a choice of engine."""
-    ctrl = zr.BodyVelocityController(model, "naive")
+    ctrl = BodyVelocityController(model, "naive")
     if kind == "kinematic":
         return Simulator(model, terrain, mode="kinematic", dt=dt, controller=ctrl, engine=engine)
     return Simulator(model, terrain, mode="dynamic", dt=dt, controller=ctrl,
@@ -302,7 +303,7 @@ def _t_constant_parts(reps, md, fd, ws, dt):  # noqa: ANN001, ANN201
     nw = md.wheel_frame.shape[0]
     nc = fd.A_joint.shape[0]
     for _ in range(reps):
-        D._constant_jacobian_parts(md, fd, ws, ws.ints[0], ws.ints[1], n, nw, nc, dt)
+        D._constant_jacobian_parts(md, fd, ws, ws.n_indep[0], ws.n_inputs[0], n, nw, nc, dt)
     return ws.dq[0, 0]
 
 

@@ -19,8 +19,13 @@ controller (all six wheels at v / r, steering held straight) over random rough t
     (``scipy.optimize.minimize(method="Nelder-Mead")``, the same coefficients and stopping test), over the
     same free states, warm-started from the free-motion pose (the previous step's fitted z, roll, pitch and
     joints, z carried along by the free motion).  Tolerances are chosen so that the fit is as good as the
-    Newton fit (see ``NM_*`` below and docs/table_2_4.md); it is slow, so by default it runs only at
-    Δt = 0.04 s on the first ``--nm-terrains`` terrains (``--full``: also 0.10 and 0.20 s).
+    Newton fit (``NM_*`` of :mod:`wmr_dynamics.kinematics.terrain_fit`, docs/table_2_4.md); it is slow, so by
+    default it runs only at Δt = 0.04 s on the first ``--nm-terrains`` terrains (``--full``: also 0.10 and
+    0.20 s).
+
+The scenario (model, terrains, start, the two methods' runs, the collision counter) is
+:mod:`wmr_dynamics.scenarios.table_2_4_rocky7`; the baseline's terrain fits are
+:mod:`wmr_dynamics.kinematics.terrain_fit`.  This script runs the study and writes its report.
 
 Metrics per method and Δt, averaged over the terrains: mean contact-point speed ‖v_c‖ (m/s), final
 position and yaw error relative to the DAE at Δt = 0.01 s on the same terrain, wall time of the stepping
@@ -42,44 +47,49 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import minimize
 
-import wmr_dynamics as wmr
-import wmr_dynamics.kinematics.dae as _dae
-from wmr_dynamics import spatial
-from wmr_dynamics.collision import wheel_contacts
-from wmr_dynamics.controllers import BodyVelocityController
-from wmr_dynamics.kinematics import (
-    actuated_indices,
-    euler_step,
-    evaluate,
-    forward_kinematics,
-    initialize_contact,
-    joint_constraint_residual,
-    solve_velocity,
-    wheel_jacobians,
+from wmr_dynamics.kinematics import actuated_indices, euler_step, evaluate, initialize_contact, solve_velocity
+from wmr_dynamics.kinematics.terrain_fit import (
+    FITS,
+    NM_FATOL,
+    NM_MAXFEV_PER_VAR,
+    NM_RESTART_L,
+    NM_RESTARTS,
+    NM_SIMPLEX_STEP,
+    NM_XATOL,
+    contact_velocities,
+    nelder_mead_fit,
 )
 from wmr_dynamics.model import WmrModel
+from wmr_dynamics.scenarios.table_2_4_rocky7 import (
+    CORR_LEN,
+    DURATION,
+    RMS,
+    SPEED,
+    Run,
+    initial_state,
+    make_terrain,
+    naive_controller,
+    nominal_velocity,
+    rocky7_model,
+    run_dae,
+    run_unconstrained,
+)
 from wmr_dynamics.simulate import Simulator
-from wmr_dynamics.terrain import HeightGrid, gaussian_rough_terrain
+from wmr_dynamics.terrain import HeightGrid
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import machine_info  # noqa: E402  (shared with the other benchmark scripts)
 
-SPEED = 0.5  # m/s, commanded forward speed
-DURATION = 10.0  # s
-RMS, CORR_LEN = 0.05, 0.2  # m, rough terrain (thesis §2.5.1)
-BOUNDS = (-2.0, 12.0, -4.0, 4.0)  # m, terrain extent (x_min, x_max, y_min, y_max)
 DT_DAE = (0.01, 0.02, 0.04, 0.10, 0.20)
 DT_UNC = (0.04, 0.10, 0.20)  # the thesis omitted .01 and .02 for the unconstrained method (cost)
 DT_DAE_QUICK = (0.01, 0.04, 0.10)
@@ -87,18 +97,9 @@ DT_UNC_QUICK = (0.04, 0.10)
 DT_REF = 0.01  # reference for the position / yaw errors: DAE at 0.01 s
 SIGMA_WMRDE = 10.0  # 1/s, wmrde's tc_z = 0.1 s
 
-# Nelder–Mead terrain fit (the thesis's fminsearch).  Free states x = [z (m), roll, pitch, passive joints (rad)].
-FITS = ("newton", "nelder-mead")
+# Nelder–Mead terrain fit (the thesis's fminsearch; its settings: wmr_dynamics.kinematics.terrain_fit.NM_*)
 DT_UNC_NM = (0.04,)  # default: Nelder–Mead only at 0.04 s (cost); --full adds 0.10 and 0.20
 NM_TERRAINS = 3  # default number of terrains (the first seeds) for the Nelder–Mead rows
-NM_XATOL = 1e-5  # m or rad: simplex size at convergence (fminsearch TolX; its default is 1e-4)
-NM_FATOL = 1e-10  # m²: spread of L over the simplex at convergence (fminsearch TolFun; default 1e-4)
-NM_SIMPLEX_STEP = 0.01  # m or rad: initial simplex x0 + h e_i.  fminsearch's default (x0_i · 1.05) hardly moves
-#                         a coordinate that is near zero at the warm start (the roll of a nearly level rover)
-NM_MAXFEV_PER_VAR = 200  # fminsearch's default MaxFunEvals = MaxIter = 200 · number of variables
-NM_RESTART_L = 1e-10  # m²: restart (fresh simplex at the result) while L exceeds this, i.e. while some |Δz|
-#                       may exceed 1e-5 m (the Newton fit's tolerance); a stalled simplex is NM's known failure
-NM_RESTARTS = 3  # at most this many restarts per step
 
 # Thesis Table 2.4: (method, dt) -> (mean |v_c| m/s, pos err m, yaw err rad, motion time, total time),
 # times normalized by the 10 s simulated (MATLAB).
@@ -114,113 +115,10 @@ THESIS = {
 }
 METHOD_NAMES = {"dae": "stabilized DAE", "unc": "unconstrained, Newton fit", "unc_nm": "unconstrained, Nelder–Mead fit",
                 "dae10": "DAE, σ = 10/s", "dae1": "DAE, own loop"}
-FIT_METHOD = {"newton": "unc", "nelder-mead": "unc_nm"}  # --fit value -> method key
 UNC_METHODS = ("unc", "unc_nm")
 
 
-# ---- set-up -----------------------------------------------------------------------------------------------
-def rocky7_model(joint_limits: bool = False) -> WmrModel:
-    """The bundled Rocky 7; by default with its (assumed, YAML-documented) joint limits removed.
-
-    The thesis's Rocky 7 (and wmrde's ``rocky.m``) has no joint limits; the bundled URDF's ±0.8 rad
-    rocker/bogie limits are hard stops in the library's kinematic solve, and the bogies reach them on this
-    terrain, which the terrain-fitting method (no limits) would not see.  Both methods use the same model.
-    """
-    model = wmr.load_model("rocky7")
-    if joint_limits:
-        return model
-    frames = tuple(dataclasses.replace(f, limits=(-np.inf, np.inf)) for f in model.frames)
-    return WmrModel(frames=frames, wheels=model.wheels, joint_constraints=model.joint_constraints,
-                    joint_springs=dict(model.joint_springs), name=model.name, config=dict(model.config),
-                    source=model.source)
-
-
-def make_terrain(seed: int) -> HeightGrid:
-    """Gaussian rough terrain of thesis §2.5.1: RMS 0.05 m, correlation length 0.2 m."""
-    return gaussian_rough_terrain(rms=RMS, corr_len=CORR_LEN, bounds=BOUNDS, seed=seed)
-
-
-def naive_controller(model: WmrModel) -> BodyVelocityController:
-    return BodyVelocityController(model, "naive")
-
-
-def initial_state(model: WmrModel, terrain: HeightGrid) -> NDArray:
-    """The vehicle YAML's start pose (x 1.1 m, y 0, yaw 0) put on the terrain (§2.2.4)."""
-    return Simulator(model, terrain, mode="kinematic", controller=naive_controller(model)).initial_state()
-
-
-class ContactCounter:
-    """Counts wheel–terrain collision evaluations (calls of ``wheel_contacts`` by the kinematics module).
-
-    The DAE step and the Newton fit reach collision detection through :func:`wmr_dynamics.kinematics.evaluate`;
-    the Nelder–Mead objective (:func:`fit_objective`) calls ``wmr_dynamics.kinematics.dae.wheel_contacts``
-    directly (it needs no Jacobians).  Both are counted here, so this is the methods' cost in the unit that
-    dominates a kinematic step, independent of wall-clock noise.
-    """
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    @contextlib.contextmanager
-    def active(self) -> Iterator[ContactCounter]:
-        if not hasattr(_dae, "wheel_contacts"):
-            raise RuntimeError("wmr_dynamics.kinematics.dae no longer calls wheel_contacts; update ContactCounter")
-        original = _dae.wheel_contacts
-
-        def counted(*args, **kwargs):
-            self.calls += 1
-            return original(*args, **kwargs)
-
-        _dae.wheel_contacts = counted
-        try:
-            yield self
-        finally:
-            _dae.wheel_contacts = original
-
-
-@dataclasses.dataclass
-class Run:
-    """One simulation.  ``q``: (n+1, nq) states; ``contact_speed``: (n, nw) ‖v_c‖ per step and wheel (m/s);
-    ``contact_points``: (n+1, nw, 3) world (m); ``wall_s``: wall time of the stepping loop; ``collisions``:
-    ``wheel_contacts`` calls made inside that loop; ``mean_abs_dz``: mean |Δz| over steps and wheels (m)."""
-
-    method: str
-    dt: float
-    seed: int
-    q: NDArray
-    contact_speed: NDArray
-    contact_points: NDArray
-    wall_s: float
-    collisions: int
-    mean_abs_dz: float = float("nan")
-    mean_vxy: float = float("nan")  # own-loop DAE only: mean tangential / normal contact-point speed, m/s
-    mean_vz: float = float("nan")
-    max_abs_dz: float = float("nan")  # unconstrained only: largest |Δz| after any fit (m)
-    restarts: int = 0  # Nelder–Mead only: fits restarted (NM_RESTART_L)
-
-    @property
-    def steps(self) -> int:
-        return len(self.q) - 1
-
-    @property
-    def yaw(self) -> float:
-        return float(spatial.quat_to_rpy(self.q[-1, :4])[2])
-
-
-# ---- the two methods ----------------------------------------------------------------------------------------
-def run_dae(model: WmrModel, terrain: HeightGrid, dt: float, q0: NDArray, seed: int = -1,
-            duration: float = DURATION) -> Run:
-    """Stabilized DAE (the library's Simulator, kinematic mode, σ = 1/Δt, Euler) on the Python path, like the
-    terrain-fitting baselines: the speed ratio compares the methods, not a compiled step with a Python one
-    (and the collision counter only sees the Python path's calls)."""
-    sim = Simulator(model, terrain, mode="kinematic", dt=dt, controller=naive_controller(model), engine="python")
-    counter = ContactCounter()
-    with counter.active():
-        res = sim.run(duration, (SPEED, 0.0), q0=q0, progress=False)
-    # the Simulator evaluates once more at the final state (for its last row): not a step
-    return Run("dae", dt, seed, res.q, res.contact_speed[:-1], res.contact_points, res.wall_time_s,
-               counter.calls - 1, float(np.abs(res.dz[:-1]).mean()))
-
+# ---- set-up and the two methods: wmr_dynamics.scenarios.table_2_4_rocky7 and .kinematics.terrain_fit -------
 
 def run_dae_fixed_sigma(model: WmrModel, terrain: HeightGrid, dt: float, q0: NDArray, sigma: float,
                         seed: int = -1, method: str = "dae10") -> Run:
@@ -246,171 +144,6 @@ def run_dae_fixed_sigma(model: WmrModel, terrain: HeightGrid, dt: float, q0: NDA
     CP[n] = evaluate(model, q, terrain).contacts.points
     return Run(method, dt, seed, Q, VC, CP, wall, n, float(np.abs(DZ).mean()),
                float(np.linalg.norm(V[..., :2], axis=2).mean()), float(np.abs(V[..., 2]).mean()))
-
-
-def nominal_velocity(model: WmrModel, q: NDArray) -> NDArray:
-    """q̇' of the unconstrained method: body x velocity 0.5 m/s, no rotation, wheels at the naive rates."""
-    qvel = np.zeros(model.num_dof)
-    qvel[3] = SPEED
-    T = forward_kinematics(model, q)
-    qvel[actuated_indices(model)] = naive_controller(model)(q, T, SPEED, 0.0)
-    return qvel
-
-
-def free_joint_indices(model: WmrModel) -> NDArray:
-    """Joint indices (into q[7:]) of the passive joints other than wheel spin: the fit's free joints, as in
-    :func:`wmr_dynamics.kinematics.initialize_contact` (Rocky 7: both rockers and both bogies)."""
-    passive = ~model.actuated.copy()
-    passive[model.wheel_frame] = False
-    return np.flatnonzero(passive[1:])
-
-
-def free_states(q: NDArray, free_joints: NDArray) -> NDArray:
-    """x = [z, roll, pitch, free joint angles] of state q (m, rad)."""
-    rpy = spatial.quat_to_rpy(q[:4])
-    return np.r_[q[6], rpy[0], rpy[1], q[7 + free_joints]]
-
-
-def with_free_states(q: NDArray, x: NDArray, free_joints: NDArray, yaw: float) -> NDArray:
-    """State q with its free states replaced by x; x, y, yaw (given) and the other joints kept."""
-    out = q.copy()
-    out[:4] = spatial.rpy_to_quat((x[1], x[2], yaw))
-    out[6] = x[0]
-    out[7 + free_joints] = x[3:]
-    return out
-
-
-def fit_objective(model: WmrModel, terrain: HeightGrid, q: NDArray, x: NDArray, free_joints: NDArray,
-                  yaw: float) -> float:
-    """L(x) = Σ Δz² + ‖c‖² (m², §2.2.4): contact height errors and joint-constraint residuals at the state q
-    with free states x.  One collision evaluation (counted by :class:`ContactCounter`), no Jacobians."""
-    s = with_free_states(q, x, free_joints, yaw)
-    dz = _dae.wheel_contacts(model, forward_kinematics(model, s), terrain).dz
-    c = joint_constraint_residual(model, s)
-    L = float(dz @ dz + c @ c)
-    return L if np.isfinite(L) else np.inf
-
-
-def nelder_mead_fit(model: WmrModel, q: NDArray, terrain: HeightGrid, xatol: float = NM_XATOL,
-                    fatol: float = NM_FATOL, simplex_step: float | None = NM_SIMPLEX_STEP,
-                    restarts: int = NM_RESTARTS, restart_L: float = NM_RESTART_L) -> tuple[NDArray, int]:
-    """Terrain fitting with derivative-free Nelder–Mead (the thesis's ``fminsearch``), started from q.
-
-    Minimizes :func:`fit_objective` over z, roll, pitch and the free joints with x, y, yaw kept.  Initial
-    simplex x0 + h·e_i with h = ``simplex_step``, or fminsearch's / scipy's default (5% of each nonzero
-    coordinate) with ``None``.  Stops when the simplex is within ``xatol`` and its L values within ``fatol``
-    of the best vertex, or after 200 evaluations per variable (fminsearch's defaults); then restarts from the
-    result (at most ``restarts`` times) while L > ``restart_L``.
-
-    Returns:
-        The fitted state and the number of restarts used.
-    """
-    free_joints = free_joint_indices(model)
-    yaw = float(spatial.quat_to_rpy(q[:4])[2])
-    x = free_states(q, free_joints)
-    nx = len(x)
-    opts = {"xatol": xatol, "fatol": fatol, "maxfev": NM_MAXFEV_PER_VAR * nx, "maxiter": NM_MAXFEV_PER_VAR * nx}
-    used = 0
-    for attempt in range(restarts + 1):
-        if simplex_step is not None:
-            opts["initial_simplex"] = np.vstack([x, x + simplex_step * np.eye(nx)])
-        res = minimize(lambda xx: fit_objective(model, terrain, q, xx, free_joints, yaw), x,
-                       method="Nelder-Mead", options=opts)
-        x = res.x
-        used = attempt
-        if res.fun <= restart_L:
-            break
-    return with_free_states(q, x, free_joints, yaw), used
-
-
-def unconstrained_states(model: WmrModel, terrain: HeightGrid, dt: float, q0: NDArray, fit: str = "newton",
-                         duration: float = DURATION, nm_options: dict | None = None
-                         ) -> tuple[NDArray, float, int]:
-    """The Tarokh–McDermott step: integrate the nominal body velocity, keep x, y, yaw, re-fit the rest.
-
-    Args:
-        fit: ``"newton"`` (:func:`initialize_contact`) or ``"nelder-mead"`` (:func:`nelder_mead_fit`, keyword
-            arguments from ``nm_options``).
-    Returns:
-        The (n+1, nq) states, the wall time of the loop (s) and the number of Nelder–Mead restarts.
-    """
-    if fit not in FITS:
-        raise ValueError(f"fit must be one of {FITS}, got {fit!r}")
-    n = int(round(duration / dt))
-    Q = np.empty((n + 1, model.num_states))
-    q = np.asarray(q0, dtype=float)
-    qvel = nominal_velocity(model, q)  # the naive wheel rates do not depend on the state
-    restarts = 0
-    nm_options = nm_options or {}
-    start = time.perf_counter()
-    for k in range(n):
-        Q[k] = q
-        # x, y, yaw of the free motion are kept; z, roll, pitch and the passive joints are re-fitted
-        if fit == "newton":
-            q = initialize_contact(model, euler_step(q, qvel, dt), terrain)
-        else:
-            q, used = nelder_mead_fit(model, euler_step(q, qvel, dt), terrain, **nm_options)
-            restarts += used
-    wall = time.perf_counter() - start
-    Q[n] = q
-    return Q, wall, restarts
-
-
-def _quat_mul(a: NDArray, b: NDArray) -> NDArray:
-    """Hamilton product of quaternions (x, y, z, w)."""
-    ax, ay, az, aw = a
-    bx, by, bz, bw = b
-    return np.array([aw * bx + ax * bw + ay * bz - az * by,
-                     aw * by - ax * bz + ay * bw + az * bx,
-                     aw * bz + ax * by - ay * bx + az * bw,
-                     aw * bw - ax * bx - ay * by - az * bz])
-
-
-def implied_velocity(q0: NDArray, q1: NDArray, dt: float) -> NDArray:
-    """The joint-space velocity q̇' = [ω_b; v_b; θ̇] that :func:`euler_step` maps from q0 to q1 in dt.
-
-    ω_b from the body-frame relative rotation q0⁻¹ ⊗ q1 (axis × angle / dt), v_b = R(q0)ᵀ Δp / dt, joint
-    rates by finite difference.
-    """
-    dq = _quat_mul(q0[:4] * np.array([-1.0, -1.0, -1.0, 1.0]), q1[:4])
-    if dq[3] < 0:
-        dq = -dq
-    s = np.linalg.norm(dq[:3])
-    angle = 2.0 * np.arctan2(s, dq[3])
-    omega = dq[:3] * (angle / s if s > 1e-15 else 2.0) / dt
-    v = spatial.quat_to_rot(q0[:4]).T @ (q1[4:7] - q0[4:7]) / dt
-    return np.r_[omega, v, (q1[7:] - q0[7:]) / dt]
-
-
-def contact_velocities(model: WmrModel, terrain: HeightGrid, Q: NDArray, dt: float
-                       ) -> tuple[NDArray, NDArray, NDArray]:
-    """‖v_c‖ (n, nw) implied by a state sequence (wheel Jacobians at q[k] times the finite-difference q̇'),
-    the contact points (n+1, nw, 3) and the contact height errors Δz (n+1, nw)."""
-    n = len(Q) - 1
-    speed = np.empty((n, model.num_wheels))
-    points = np.empty((n + 1, model.num_wheels, 3))
-    dz = np.empty((n + 1, model.num_wheels))
-    for k in range(n + 1):
-        T = forward_kinematics(model, Q[k])
-        contacts = wheel_contacts(model, T, terrain)
-        points[k], dz[k] = contacts.points, contacts.dz
-        if k < n:
-            A = wheel_jacobians(model, T, contacts)
-            speed[k] = np.linalg.norm((A @ implied_velocity(Q[k], Q[k + 1], dt)).reshape(-1, 3), axis=1)
-    return speed, points, dz
-
-
-def run_unconstrained(model: WmrModel, terrain: HeightGrid, dt: float, q0: NDArray, seed: int = -1,
-                      fit: str = "newton", duration: float = DURATION, nm_options: dict | None = None) -> Run:
-    """Unconstrained motion + terrain fitting (``fit``: ``"newton"`` or ``"nelder-mead"``); the contact
-    velocities are computed after the (timed) loop.  ``mean_abs_dz`` / ``max_abs_dz``: over the fitted states
-    (steps 1 … n) and wheels."""
-    counter = ContactCounter()
-    with counter.active():
-        Q, wall, restarts = unconstrained_states(model, terrain, dt, q0, fit, duration, nm_options)
-    speed, points, dz = contact_velocities(model, terrain, Q, dt)
-    return Run(FIT_METHOD[fit], dt, seed, Q, speed, points, wall, counter.calls, float(np.abs(dz[1:]).mean()),
-               max_abs_dz=float(np.abs(dz[1:]).max()), restarts=restarts)
 
 
 # ---- the study --------------------------------------------------------------------------------------------
@@ -839,7 +572,9 @@ def write_markdown(rows: Sequence[Row], n_terrains: int, seeds: Sequence[int], e
     lines = [
         "# Thesis Table 2.4: stabilized DAE vs. unconstrained kinematics (Rocky 7)",
         "",
-        "Generated by `benchmarks/table_2_4_rocky7.py` (re-run the script rather than editing this file).",
+        "Generated by `benchmarks/table_2_4_rocky7.py` (re-run the script rather than editing this file); the",
+        "scenario is `wmr_dynamics.scenarios.table_2_4_rocky7`, the terrain fits "
+        "`wmr_dynamics.kinematics.terrain_fit`.",
         "",
         "**Test** (thesis §2.5.1): Rocky 7 commanded straight, open loop, at 0.5 m/s for 10 s with the naive",
         "flat-ground controller (all wheels at v / r, steering straight), over random rough terrains",

@@ -28,6 +28,9 @@ of force-balance (Newton) iterations per step, and the loop wall time (speed: be
 Supplements (full run only): the same with the steering joints left passive, and at the thesis text's
 1 m/s (10 m).
 
+The scenario (model, terrains, start, one run, the Table 2.7 errors) is :mod:`wmr_dynamics.scenarios.zoe_rough`;
+this script runs the study and writes its report.
+
 Usage::
 
     python benchmarks/zoe_rough.py             # 10 terrains, writes docs/zoe_rough.md + docs/figures/zoe_paths.png
@@ -46,37 +49,36 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from numpy.typing import NDArray
 
-import wmr_dynamics as wmr
-from wmr_dynamics import spatial
-from wmr_dynamics.contact_models import contact_model_from_config
-from wmr_dynamics.controllers import BodyVelocityController
-from wmr_dynamics.dynamics.force_balance import DynamicsOptions
-from wmr_dynamics.model import JointConstraint, WmrModel
-from wmr_dynamics.simulate import Simulator
-from wmr_dynamics.terrain import HeightGrid, load_wmrde_grid
+from wmr_dynamics.model import WmrModel
+from wmr_dynamics.scenarios.zoe_rough import (
+    DT_REF,
+    DURATION,
+    DYNAMIC,
+    MODELS,
+    SPEED,
+    START,
+    TERRAIN_DIR,
+    TERRAINS,
+    Run,
+    dynamics_options,
+    initial_state,
+    load_terrain,
+    pose_errors,
+    run_one,
+    zoe_model,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import machine_info  # noqa: E402  (shared with the other benchmark scripts)
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = next((p for p in (ROOT.parent / "shared", Path("/work/shared")) if p.is_dir()), ROOT.parent / "shared")
-TERRAIN_DIR = SHARED / "data" / "rough_terrains"
-TERRAINS = tuple(range(1, 11))  # zoe_rough_1 .. zoe_rough_10
 TERRAINS_QUICK = (1, 2, 3)
-
-SPEED = 0.5  # m/s (VEHICLES.md; the thesis text says 1 m/s, see the supplement)
-DURATION = 10.0  # s
 DTS = (0.01, 0.02, 0.04, 0.10)
 DTS_QUICK = (0.01, 0.04, 0.10)
-DT_REF = 0.01  # errors are relative to the same model at this step
-START = "moving"  # dynamic runs: "moving" (q̇'(0) = the command, as wmrde's Zoë demo) or "rest" (q̇'(0) = 0)
-T_SHORT = 4.0  # s: errors also reported at this time (the fast test runs this long)
+T_SHORT = 4.0  # s: errors also reported at this time
 TARGET_POS_ERR = 0.06  # m: the issue's bound on the mean final position error at Δt = 0.10 s
 
-DYNAMIC = ("linear", "pacejka", "ishigami", "ishigami_lut")
-MODELS = (*DYNAMIC, "kinematic")
 NAMES = {"linear": "piecewise-linear", "pacejka": "Pacejka", "ishigami": "Ishigami (direct)",
          "ishigami_lut": "Ishigami (LUT)", "kinematic": "kinematic"}
 THESIS_COLUMN = {"linear": "linear", "pacejka": "pacejka", "ishigami": "terra", "ishigami_lut": "terra",
@@ -102,135 +104,7 @@ THESIS_T26 = {
 }
 
 
-# ---- set-up -----------------------------------------------------------------------------------------------
-def zoe_model(lock_steer: bool = True) -> WmrModel:
-    """The bundled Zoë; by default with both steering joints held straight (the benchmark's setting).
-
-    VEHICLES.md: "both steer joints are held fixed (straight) in the speed benchmark" — a per-scenario
-    setting (config/zoe.yaml), added here as two rigid holonomic joint constraints θ = 0 (eq. 2.25; rigid
-    rows of the force balance, exact constraints of the kinematic solve).
-    """
-    model = wmr.load_model("zoe")
-    if not lock_steer:
-        return model
-    locks = tuple(JointConstraint(f"{j}_straight", {j: 1.0}) for j in ("s1_joint", "s2_joint"))
-    return WmrModel(frames=model.frames, wheels=model.wheels, joint_constraints=model.joint_constraints + locks,
-                    joint_springs=dict(model.joint_springs), name=model.name, config=dict(model.config),
-                    source=model.source, fixed_frames=dict(model.fixed_frames))
-
-
-def terrain_path(k: int, terrain_dir: Path | None = None) -> Path:
-    return Path(terrain_dir or TERRAIN_DIR) / f"zoe_rough_{k}.txt"
-
-
-def load_terrain(k: int, terrain_dir: Path | None = None) -> HeightGrid:
-    """Benchmark terrain ``zoe_rough_k.txt`` (k = 1..10)."""
-    return load_wmrde_grid(terrain_path(k, terrain_dir))
-
-
-def dynamics_options(model: WmrModel, kind: str) -> DynamicsOptions:
-    """Ideal actuators and the named contact model (``ishigami_lut``: Ishigami with its lookup table)."""
-    if kind == "ishigami_lut":
-        contact = contact_model_from_config({"model": "ishigami", "params": {"lookup_table": True}},
-                                            model.wheel_radii, model.wheel_widths, mass=model.total_mass,
-                                            n_wheels=model.num_wheels)
-        return DynamicsOptions(contact=contact)
-    if kind not in DYNAMIC:
-        raise ValueError(f"unknown dynamic model {kind!r}; one of {', '.join(DYNAMIC)}")
-    return DynamicsOptions.from_config(model, contact=kind, actuator="ideal")
-
-
-def make_simulator(model: WmrModel, terrain: HeightGrid, kind: str, dt: float,
-                   options: DynamicsOptions | None = None) -> Simulator:
-    """A Simulator for one of ``MODELS`` with the benchmark's naive controller."""
-    ctrl = BodyVelocityController(model, "naive")
-    if kind == "kinematic":
-        return Simulator(model, terrain, mode="kinematic", dt=dt, controller=ctrl)
-    return Simulator(model, terrain, mode="dynamic", dt=dt, controller=ctrl,
-                     dynamics=options or dynamics_options(model, kind))
-
-
-def initial_state(model: WmrModel, terrain: HeightGrid) -> NDArray:
-    """The YAML's initial pose (x = y = 0, z = r + 0.119 − 0.01, yaw 0) put on the terrain (§2.2.4)."""
-    return make_simulator(model, terrain, "kinematic", 0.04).initial_state()
-
-
-@dataclasses.dataclass
-class Run:
-    """One simulation: ``q`` (n+1, nq) states at ``t``; ``iterations`` per step (dynamic; empty for the
-    kinematic model); ``wall_s``: wall time of the stepping loop."""
-
-    kind: str
-    dt: float
-    terrain: int
-    t: NDArray
-    q: NDArray
-    iterations: NDArray
-    wall_s: float
-    variant: str = ""  # "" (benchmark), "passive" (steer free), "1mps" (thesis text's speed), "1mps-rest" (from rest)
-    max_iterations: int = 0  # the force balance's iteration limit (0: kinematic)
-    cpu_s: float = float("nan")  # process CPU time of the whole ``Simulator.run`` call
-    unconverged: int = 0  # steps whose force balance missed its tolerance even after retaking them as sub-steps
-
-    @property
-    def steps(self) -> int:
-        return len(self.t) - 1
-
-    @property
-    def mean_iterations(self) -> float:
-        return float(self.iterations.mean()) if self.iterations.size else float("nan")
-
-    def state_at(self, t: float | None = None) -> NDArray:
-        """State at time t (the final state by default); t must be a multiple of dt."""
-        if t is None:
-            return self.q[-1]
-        k = int(round(t / self.dt))
-        if abs(k * self.dt - t) > 1e-9 or not 0 <= k <= self.steps:
-            raise ValueError(f"t = {t} s is not a step of this run (dt {self.dt} s, {self.steps} steps)")
-        return self.q[k]
-
-
-def run_one(model: WmrModel, terrain: HeightGrid, kind: str, dt: float, q0: NDArray, *, terrain_id: int = 0,
-            duration: float = DURATION, speed: float = SPEED, options: DynamicsOptions | None = None,
-            variant: str = "", start: str = START) -> Run:
-    """Drive straight at ``speed`` for ``duration`` with model ``kind`` and step ``dt``; a dynamic run starts
-    at rest or, ``start="moving"``, at the commanded velocity (:func:`moving_start`)."""
-    if start not in ("moving", "rest"):
-        raise ValueError(f"start must be 'moving' or 'rest', got {start!r}")
-    sim = make_simulator(model, terrain, kind, dt, options)
-    qvel0 = moving_start(model, speed) if kind != "kinematic" and start == "moving" else None
-    cpu0 = time.process_time()
-    res = sim.run(duration, (speed, 0.0), q0=q0, progress=False, qvel0=qvel0)
-    cpu = time.process_time() - cpu0
-    it = res.iterations[:-1] if res.iterations is not None else np.zeros(0)  # the last row is not a step
-    limit = sim.force_balance.opt.max_iterations if sim.force_balance is not None else 0
-    conv = getattr(res, "converged", None)
-    unconverged = int(np.count_nonzero(~conv[:-1])) if conv is not None else 0
-    return Run(kind, dt, terrain_id, res.t, res.q, it, res.wall_time_s, variant, limit, cpu, unconverged)
-
-
-def moving_start(model: WmrModel, speed: float) -> NDArray:
-    """q̇'(0) for a rover already driving straight at ``speed`` (m/s): body v_x = speed, every actuated
-    wheel at speed / r (the naive controller's rates), everything else 0 — wmrde's Zoë demo initializes
-    its velocity state to the command the same way."""
-    qvel = np.zeros(model.num_dof)
-    qvel[3] = speed  # [ω_b; v_b; θ̇]: body-frame forward velocity
-    for w, f in enumerate(model.wheel_frame):
-        if model.actuated[f]:
-            qvel[f + 5] = speed / model.wheel_radii[w]
-    return qvel
-
-
-def _wrap(a: float) -> float:
-    return float((a + np.pi) % (2 * np.pi) - np.pi)
-
-
-def pose_errors(run: Run, ref: Run, t: float | None = None) -> tuple[float, float]:
-    """(position error m, |yaw error| rad) of ``run`` relative to ``ref`` at time t (default: the end)."""
-    a, b = run.state_at(t), ref.state_at(t)
-    yaw_a, yaw_b = spatial.quat_to_rpy(a[:4])[2], spatial.quat_to_rpy(b[:4])[2]
-    return float(np.linalg.norm(a[4:7] - b[4:7])), abs(_wrap(yaw_a - yaw_b))
-
+# ---- set-up and single runs: wmr_dynamics.scenarios.zoe_rough ---------------------------------------------
 
 # ---- the study --------------------------------------------------------------------------------------------
 def _log(msg: str, quiet: bool) -> None:
@@ -643,7 +517,8 @@ def write_markdown(rows: Sequence[Row], runs: Sequence[Run], terrains: Sequence[
     lines = [
         "# Thesis Tables 2.6–2.7: the Zoë rough-terrain benchmark (step-size accuracy)",
         "",
-        "Generated by `benchmarks/zoe_rough.py` (re-run the script rather than editing this file); speed figures",
+        "Generated by `benchmarks/zoe_rough.py` (scenario: `wmr_dynamics.scenarios.zoe_rough`; re-run the script",
+        "rather than editing this file); speed figures",
         "are in [benchmarks.md](benchmarks.md) (`benchmarks/speed.py`).",
         "",
         f"**Test** (thesis §2.5.4; VEHICLES.md \"speed benchmark\"): Zoë commanded straight at {SPEED} m/s for "
@@ -654,7 +529,7 @@ def write_markdown(rows: Sequence[Row], runs: Sequence[Run], terrains: Sequence[
         "author's own Zoë demo initializes its velocity state; the supplement \"from rest\" shows the launch).",
         "",
         "- **Vehicle**: the bundled Zoë (thesis Table E.2, 198 kg) with **both steering joints held straight** as",
-        "  in the benchmark (two rigid joint constraints θ_s1 = θ_s2 = 0 added by the script: the bundled model's",
+        "  in the benchmark (two rigid joint constraints θ_s1 = θ_s2 = 0 added by `zoe_model()`: the bundled model's",
         "  steer joints are passive and free); rear-axle roll passive.",
         "- **Controller / actuators**: `BodyVelocityController(model, \"naive\")` (all wheels at v / r), ideal",
         "  actuators (wheel rates forced to the command, §2.4.4).",
@@ -666,9 +541,9 @@ def write_markdown(rows: Sequence[Row], runs: Sequence[Run], terrains: Sequence[
         "  as two half steps (up to three halvings, §2.4.4).",
         "- **Errors** (thesis Table 2.7): final body position (3D Euclidean) and |yaw| difference from the same",
         "  model at Δt = 0.01 s on the same terrain; mean ± standard deviation over the terrains, and the",
-        f"  largest (with its terrain). \"pos. err. at {T_SHORT:g} s\": the same at t = {T_SHORT:g} s (mean, max), the "
-        "basis of",
-        "  the fast test's threshold (test/test_reproductions_zoe.py). **iter/step**: mean force-balance (Newton)",
+        f"  largest (with its terrain). \"pos. err. at {T_SHORT:g} s\": the same at t = {T_SHORT:g} s (mean, max).",
+        "  The test (test/test_reproductions_zoe.py) checks the 1 m/s runs against Table 2.7. **iter/step**: mean",
+        "  force-balance (Newton)",
         "  iterations per step (0 when the warm start already balances the forces; a retaken step counts its",
         "  failed attempt and its sub-steps); **max iter**: the most any step needed; **at limit / unconv.**:",
         "  steps (all terrains) whose iteration reached the 20-iteration limit / that missed the tolerance even",

@@ -1,9 +1,10 @@
 """Auchter, Moore & Ghosal (papers/002): with its Passive Variable Camber joints free, the PVC tricycle with
 torus wheels rolls over smooth uneven terrain without kinematic slip; with them locked it slips.
 
-Uses the code of ``benchmarks/auchter_pvc.py`` (the main scenario of docs/auchter_pvc.md): smooth random
-terrain (RMS 0.05 m, correlation length 0.3 m, seed 6, bicubic), straight at 0.3 m/s for 10 s,
-Δt = 0.01 s, σ = 1/Δt; actuation kinematics for the commands, navigation kinematics for the motion.
+The scenario is :mod:`wmr_dynamics.scenarios.auchter_pvc` (the main run of benchmarks/auchter_pvc.py and
+docs/auchter_pvc.md): smooth random terrain (RMS 0.05 m, correlation length 0.3 m, seed 6, bicubic), straight
+at 0.3 m/s for 10 s, Δt = 0.01 s, σ = 1/Δt; actuation kinematics for the commands, navigation kinematics for
+the motion.
 
 Measured when the thresholds were set (see the benchmark's table):
 - free:   max tangential slip 3.4e-15 m/s, max ‖r‖ 4.7e-15, PVC ranges 0.037 / 0.061 rad (|γ| ≤ 0.046),
@@ -13,33 +14,28 @@ Measured when the thresholds were set (see the benchmark's table):
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import auchter_pvc as bench  # noqa: E402
+from wmr_dynamics.scenarios import auchter_pvc as pvc
 
 
 @pytest.fixture(scope="module")
 def runs():
-    """(free, locked) runs of the benchmark's main scenario (~2 s)."""
-    return bench.free_vs_locked(bench.make_terrain())
+    """(free, locked) runs of the main scenario (~2 s)."""
+    return pvc.free_vs_locked(pvc.make_terrain())
 
 
 def test_scenario_is_the_documented_one(runs):
     free, locked = runs
-    assert bench.MAIN_TERRAIN == {"rms": 0.05, "corr_len": 0.3, "seed": 6}
+    assert pvc.MAIN_TERRAIN == {"rms": 0.05, "corr_len": 0.3, "seed": 6}
     assert (free.speed, free.dt, len(free.t)) == (0.3, 0.01, 1000)
     assert not free.pvc_locked and locked.pvc_locked
     # both drove ~3 m straight ahead (the steering was held at 0, yaw rate commanded 0)
     for r in runs:
         assert r.q[-1, 4] == pytest.approx(3.0, abs=0.05)
         assert abs(r.q[-1, 5]) < 0.05
-        steer = r.q[:, 7 + bench.make_model().joint_index(bench.STEER_JOINT)]
+        steer = r.q[:, 7 + pvc.make_model().joint_index(pvc.STEER_JOINT)]
         assert np.abs(steer).max() < 1e-12
 
 

@@ -8,24 +8,19 @@ iterations, line-search steps, sub-steps), so states agree to rounding (1e-8 aft
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import zoe_rough as zoe  # noqa: E402
-from shared_paths import TERRAINS  # noqa: E402
-
-import wmr_dynamics as wmr  # noqa: E402
-from wmr_dynamics.actuators import PIActuator  # noqa: E402
-from wmr_dynamics.contact_models import LinearContact  # noqa: E402
-from wmr_dynamics.controllers import BodyVelocityController  # noqa: E402
-from wmr_dynamics.dynamics.force_balance import DynamicsOptions  # noqa: E402
-from wmr_dynamics.errors import ModelError  # noqa: E402
-from wmr_dynamics.simulate import Simulator  # noqa: E402
-from wmr_dynamics.terrain import Box, HeightGrid, Plane, Ramp, gaussian_rough_terrain  # noqa: E402
+import wmr_dynamics as wmr
+from wmr_dynamics.actuators import PIActuator
+from wmr_dynamics.contact_models import LinearContact
+from wmr_dynamics.controllers import BodyVelocityController
+from wmr_dynamics.dynamics.force_balance import DynamicsOptions
+from wmr_dynamics.errors import ModelError
+from wmr_dynamics.scenarios import zoe_rough as zoe
+from wmr_dynamics.simulate import Simulator
+from wmr_dynamics.terrain import Box, HeightGrid, Plane, Ramp, gaussian_rough_terrain
 
 
 def both(model, terrain, duration, command, q0=None, qvel0=None, **kw):
@@ -57,7 +52,7 @@ def zoe_model():
 
 @pytest.fixture(scope="module")
 def rough():
-    return zoe.load_terrain(1, TERRAINS)
+    return zoe.load_terrain(1)
 
 
 @pytest.mark.parametrize("kind,duration", [("linear", 3.0), ("pacejka", 2.0), ("ishigami_lut", 1.0)])

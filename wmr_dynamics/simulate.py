@@ -29,7 +29,7 @@ from wmr_dynamics.kinematics import (
     initialize_contact,
     state_rate,
 )
-from wmr_dynamics.kinematics.dae import solve_velocity_limited
+from wmr_dynamics.kinematics.dae import contact_rows, solve_velocity_limited
 from wmr_dynamics.kinematics.enhanced import (
     SlipParams,
     body_force,
@@ -252,34 +252,51 @@ class Simulator:
         q = self.model.state(xyz=p, rpy=(0.0, 0.0, rpy[2]))
         return initialize_contact(self.model, q, self.terrain)
 
-    def velocity(self, q: NDArray, v: float, omega: float) -> StepInfo:
-        """Joint-space velocity at state q for the command (v m/s, ω rad/s): one DAE solve (eq. 2.38)."""
+    def velocity(self, q: NDArray, v: float, omega: float, in_contact: NDArray | None = None,
+                 qvel_prev: NDArray | None = None) -> StepInfo:
+        """Joint-space velocity at state q for the command (v m/s, ω rad/s): one DAE solve (eq. 2.38).
+
+        ``in_contact``: the contact set (nw,) bool carried from the previous step, advanced in place (only
+        wheels in contact keep their rows, :mod:`~wmr_dynamics.kinematics.contact_set`), with the previous
+        step's q̇' ``qvel_prev`` to predict touchdowns; default: the wheels within ``CONTACT_OFF_M`` of
+        the ground.
+        """
         ks = evaluate(self.model, q, self.terrain)
         rates = self.controller(q, ks.T_world, v, omega)
-        sol = solve_velocity_limited(self.model, ks, self.known, rates, self.sigma)
+        contact = contact_rows(ks, in_contact, qvel_prev, self.sigma)
+        sol = solve_velocity_limited(self.model, ks, self.known, rates, self.sigma, contact=contact)
         m, com, I_b = composite_inertia(self.model, ks.T_world)
         R_wb = ks.T_world[0, :3, :3]
         f_b = body_force(I_b, R_wb, sol.qvel[:6])  # eq. 2.44
         if self.mode == "enhanced" and not self.slip.is_zero:
             v_slip = body_slip(self.slip, com, sol.qvel[:6], f_b)
             sol = solve_velocity_limited(self.model, ks, self.known, rates, self.sigma,
-                                         slip_xy=wheel_slip_from_body(ks.A_wheel, v_slip))  # eqs. 2.52, 2.38
+                                         slip_xy=wheel_slip_from_body(ks.A_wheel, v_slip),
+                                         contact=contact)  # eqs. 2.52, 2.38
         # force through the cg (eq. 2.46 keeps the linear part) for the rollover indicator
         cg_world = ks.T_world[0, :3, :3] @ com + ks.T_world[0, :3, 3]
         margin = rollover_margin(cg_world, R_wb @ f_b[3:], ks.contacts.points, ks.contacts.normals)
         return StepInfo(sol.qvel, ks.contacts.dz, ks.contacts.points, sol.slip_speed,
                         float(np.linalg.norm(sol.residual)), margin)
 
-    def step(self, q: NDArray, v: float, omega: float) -> tuple[NDArray, StepInfo]:
-        """Advance one time step with the command held constant; returns (q_next, info at q)."""
-        info = self.velocity(q, v, omega)
+    def step(self, q: NDArray, v: float, omega: float, in_contact: NDArray | None = None,
+             qvel_prev: NDArray | None = None) -> tuple[NDArray, StepInfo]:
+        """Advance one time step with the command held constant; returns (q_next, info at q).
+
+        ``in_contact``: the contact set carried from step to step (see :meth:`velocity`); RK4's inner stages
+        start from the set of the step's start and do not advance it.
+        """
+        info = self.velocity(q, v, omega, in_contact, qvel_prev)
         if self.integrator == "euler":
             q_next = euler_step(q, info.qvel, self.dt)  # eq. 2.39
         else:
+            def stage(qs: NDArray) -> NDArray:
+                return self.velocity(qs, v, omega, None if in_contact is None else in_contact.copy()).qvel
+
             k1 = state_rate(q, info.qvel)
-            k2 = state_rate(q2 := _add(q, k1, self.dt / 2), self.velocity(q2, v, omega).qvel)
-            k3 = state_rate(q3 := _add(q, k2, self.dt / 2), self.velocity(q3, v, omega).qvel)
-            k4 = state_rate(q4 := _add(q, k3, self.dt), self.velocity(q4, v, omega).qvel)
+            k2 = state_rate(q2 := _add(q, k1, self.dt / 2), stage(q2))
+            k3 = state_rate(q3 := _add(q, k2, self.dt / 2), stage(q3))
+            k4 = state_rate(q4 := _add(q, k3, self.dt), stage(q4))
             q_next = _add(q, (k1 + 2 * k2 + 2 * k3 + k4) / 6.0, self.dt)
         if not np.all(np.isfinite(q_next)):
             raise SimulationError(f"{self.model.name}: the state became non-finite "
@@ -320,15 +337,17 @@ class Simulator:
         VC = np.empty((n + 1, nw))
         RES = np.empty(n + 1)
         ROLL = np.empty(n + 1)
+        in_contact, qvel_prev = np.ones(nw, dtype=bool), np.zeros(m.num_dof)  # the contact set, carried
         start = time.perf_counter()
         bar = _Progress(n, progress)
         for k in range(n + 1):
             v, omega = _checked_command(cmd, t[k])
             Q[k] = q
             if k < n:
-                q, info = self.step(q, v, omega)
+                q, info = self.step(q, v, omega, in_contact, qvel_prev)
             else:
-                info = self.velocity(q, v, omega)
+                info = self.velocity(q, v, omega, in_contact, qvel_prev)
+            qvel_prev = info.qvel
             QV[k], DZ[k], CP[k], VC[k], RES[k], ROLL[k] = (info.qvel, info.dz, info.contact_points,
                                                            info.contact_speed, info.residual, info.rollover_margin)
             bar.update(k, time.perf_counter() - start)
@@ -405,7 +424,7 @@ class Simulator:
         m = self.model
         q0 = self.initial_state() if q0 is None else np.asarray(q0, dtype=float)
         qvel0 = np.zeros(m.num_dof) if qvel0 is None else np.asarray(qvel0, dtype=float)
-        self.compiled.warm_up()
+        self.compiled.warm_up(batch=True)
         start = time.perf_counter()
         Q, stats, status = self.compiled.rollout_batch(q0, qvel0, commands, self.dt, contact_params)
         wall = time.perf_counter() - start

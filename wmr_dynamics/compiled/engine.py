@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from wmr_dynamics.actuators import PIActuator, TorqueSpeedActuator
+from wmr_dynamics.compiled import cache as _cache
 from wmr_dynamics.compiled import dynamics as D
 from wmr_dynamics.compiled.controllers import ControllerData, controller_data
 from wmr_dynamics.compiled.data import ModelData, TerrainData, model_data
@@ -140,22 +141,26 @@ class CompiledDynamics:
         self.cd: ControllerData = controller_data(controller, model)
         self.n_cmd = 2 if controller is not None else len(model.actuated_joint_names)
 
-    def warm_up(self) -> None:
-        """Compile (or load from numba's cache) the kernels with a one-row rollout; state is left unchanged."""
-        if getattr(self, "_warm", False):
-            return
-        saved = self.integral.copy()
-        act = self.options.actuator
-        saved_act = None if act is None else getattr(act, "integral", None)
-        cmds = np.zeros((1, self.n_cmd))
-        try:
-            self.rollout(self.model.neutral_state(), np.zeros(self.model.num_dof), cmds, 0.01)
-        except ModelError:
-            pass  # the neutral state may be off this terrain; compilation happened all the same
-        self.integral = saved
-        if act is not None and hasattr(act, "integral"):
-            act.integral = saved_act
-        self._warm = True
+    def warm_up(self, batch: bool = False, quiet: bool = False) -> None:
+        """Compile (or load from numba's cache) the kernels with a one-row rollout — and, with ``batch``, the
+        parallel batch kernel; state is left unchanged.  A cold compile is announced on stderr
+        (:mod:`~wmr_dynamics.compiled.cache`) unless ``quiet``."""
+        if not getattr(self, "_warm", False):
+            saved = self.integral.copy()
+            act = self.options.actuator
+            saved_act = None if act is None else getattr(act, "integral", None)
+            cmds = np.zeros((1, self.n_cmd))
+            q0, v0 = self.model.neutral_state(), np.zeros(self.model.num_dof)
+            _cache.compiled("dynamic", lambda: _ignore_model_error(lambda: self.rollout(q0, v0, cmds, 0.01)), quiet)
+            self.integral = saved
+            if act is not None and hasattr(act, "integral"):
+                act.integral = saved_act
+            self._warm = True
+        if batch and not getattr(self, "_warm_batch", False):
+            q0, v0 = self.model.neutral_state(), np.zeros(self.model.num_dof)
+            _cache.compiled("dynamic-batch", lambda: self.rollout_batch(q0, v0, np.zeros((1, 1, self.n_cmd)), 0.01),
+                            quiet)
+            self._warm_batch = True
 
     def _commands(self, cmds: NDArray, lead: tuple) -> NDArray:
         c = np.ascontiguousarray(cmds, dtype=float)
@@ -244,13 +249,13 @@ class CompiledKinematics:
         self.n_cmd = 2 if controller is not None else len(model.actuated_joint_names)
         self._warm = False
 
-    def warm_up(self) -> None:
-        """Compile (or load from the cache) the kernels with a one-row rollout."""
+    def warm_up(self, quiet: bool = False) -> None:
+        """Compile (or load from the cache) the kernels with a one-row rollout (a cold compile is announced on
+        stderr unless ``quiet``)."""
         if not self._warm:
-            try:
-                self.rollout(self.model.neutral_state(), np.zeros((1, self.n_cmd)), 0.01)
-            except ModelError:
-                pass
+            cmds = np.zeros((1, self.n_cmd))
+            _cache.compiled("kinematic", lambda: _ignore_model_error(
+                lambda: self.rollout(self.model.neutral_state(), cmds, 0.01)), quiet)
             self._warm = True
 
     def rollout(self, q0: NDArray, cmds: NDArray, dt: float) -> tuple[NDArray, ...]:
@@ -277,6 +282,14 @@ _KIN_STATUS = {1: "the terrain returned a non-finite height or normal under a wh
                2: "the kinematic constraint system is singular",
                3: "the state became non-finite",
                4: "the controller produced a non-finite joint rate command"}
+
+
+def _ignore_model_error(call) -> None:  # noqa: ANN001
+    """Run a warm-up call: the neutral state may be off the terrain; compilation happened all the same."""
+    try:
+        call()
+    except ModelError:
+        pass
 
 
 def _rows(name: str, x: NDArray, N: int, width: int) -> NDArray:

@@ -3,7 +3,8 @@
 The same computation as ``Simulator`` in ``kinematic`` mode with the Euler integrator
 (:func:`wmr_dynamics.kinematics.dae.solve_velocity_limited`): forward kinematics (Alg. 1) → collision
 (§2.2.1) → wheel Jacobians (Alg. 2) → the constraint system [A_wheel; A_joint] q̇' = [v_c; −σ c] with
-v_c = (0, 0, −σΔz) per wheel (eqs. 2.34–2.36) → actuated rates known (eq. 2.37) → least squares for the
+v_c = (0, 0, −σΔz) per wheel in contact (eqs. 2.34–2.36; the rows weighted, a lifted wheel's weakly, see
+:mod:`wmr_dynamics.kinematics.contact_set`) → actuated rates known (eq. 2.37) → least squares for the
 rest (eq. 2.38, :func:`~wmr_dynamics.compiled.linalg.least_squares`: normal equations by Cholesky, the
 pseudoinverse solution when the unknown columns have full rank, which they have for any vehicle with three
 wheels on the ground) → URDF joint limits as hard stops (the same active set as the Python path) → Euler
@@ -36,6 +37,7 @@ from wmr_dynamics.compiled.collision import wheel_contacts_kernel
 from wmr_dynamics.compiled.controllers import ControllerData
 from wmr_dynamics.compiled.data import ModelData, TerrainData
 from wmr_dynamics.compiled.linalg import least_squares
+from wmr_dynamics.kinematics import contact_set as _cs
 from wmr_dynamics.kinematics import fk as _fk
 from wmr_dynamics.kinematics import jacobians as _jac
 from wmr_dynamics.kinematics.state import _euler_step
@@ -50,6 +52,9 @@ _forward_kinematics = njit(inline="always", cache=False)(getattr(_fk._forward_ki
 _wheel_jacobian = njit(inline="always", cache=False)(getattr(_jac._wheel_jacobian, "py_func", _jac._wheel_jacobian))
 _controller_rates = njit(inline="always", cache=False)(getattr(_ctl.controller_rates, "py_func",
                                                               _ctl.controller_rates))
+_update_contact_set = njit(inline="always", cache=False)(getattr(_cs.update_contact_set, "py_func",
+                                                                _cs.update_contact_set))
+_normal_target = _cs.normal_target
 
 
 class KinematicWorkspace(NamedTuple):
@@ -74,6 +79,9 @@ class KinematicWorkspace(NamedTuple):
     qvel: NDArray  # (n,) the solved q̇'
     u: NDArray  # (na,) actuated rates
     q_next: NDArray  # (nq,)
+    in_contact: NDArray  # (nw,) bool, the contact set (kinematics.contact_set; carried from step to step)
+    dz_pred: NDArray  # (nw,) Δz predicted one Baumgarte horizon ahead, m
+    row_weight: NDArray  # (nw, 2) each wheel's (slip-row, normal-row) weight in eq. 2.38 (contact_set)
 
 
 @njit
@@ -87,13 +95,15 @@ def kinematic_workspace(md: ModelData) -> KinematicWorkspace:
     return KinematicWorkspace(z((nf, 4, 4)), z((nf, 4, 4)), z((nw, 3)), z((nw, 3, 3)), z(nw), z(nw), z(nw),
                               z((3, n)), z((nr, n)), z(nr), np.zeros(n, dtype=np.bool_), z(n),
                               np.zeros(n, dtype=np.int64), z((n, n)), z(nr), z(n), z(n),
-                              z(max(md.actuated_frames.shape[0], 1)), z(nf + 6))
+                              z(max(md.actuated_frames.shape[0], 1)), z(nf + 6), np.ones(nw, dtype=np.bool_),
+                              z(nw), np.ones((nw, 2)))
 
 
 @njit(inline="always")
 def _evaluate(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray, sigma: float, fk_done: bool,
               method: int) -> int:
-    """FK (Alg. 1, unless ``fk_done``), collision, [A_wheel; A_joint] (eqs. 2.24, 2.26) and v (eqs. 2.35–2.36)."""
+    """FK (Alg. 1, unless ``fk_done``), collision, the contact set (advanced one step), [A_wheel; A_joint]
+    (eqs. 2.24, 2.26) and v (eqs. 2.35–2.36), each wheel's rows weighted by ``row_weight``."""
     nw = md.wheel_frame.shape[0]
     n = md.parent.shape[0] + 5
     if not fk_done:
@@ -104,9 +114,19 @@ def _evaluate(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray
     for w in range(nw):
         _wheel_jacobian(md.parent, md.jtype, ws.T_world, md.wheel_frame[w], ws.points[w], ws.frames[w],
                         ws.A[3 * w:3 * w + 3], ws.jtmp)
+        rate = 0.0  # the wheel's normal velocity under the previous solve's q̇' (ws.qvel)
+        for j in range(n):
+            rate += ws.A[3 * w + 2, j] * ws.qvel[j]
+        ws.dz_pred[w] = ws.dz[w] + rate / sigma
+    _update_contact_set(ws.dz, ws.dz_pred, ws.in_contact, ws.row_weight)  # rows only for wheels in contact
+    for w in range(nw):
+        for c in range(3):
+            wt = ws.row_weight[w, 1 if c == 2 else 0]
+            for j in range(n):
+                ws.A[3 * w + c, j] *= wt
         ws.v[3 * w] = 0.0
         ws.v[3 * w + 1] = 0.0
-        ws.v[3 * w + 2] = -sigma * ws.dz[w]  # eq. 2.35
+        ws.v[3 * w + 2] = -sigma * _normal_target(ws.dz[w], ws.in_contact[w]) * ws.row_weight[w, 1]  # eq. 2.35
     for k in range(md.A_joint.shape[0]):
         r = 3 * nw + k
         c = -md.b_joint[k]  # eq. 2.25: c = A_joint θ − b
@@ -173,9 +193,9 @@ def kinematic_velocity(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q
         for i in range(1, nf):
             th, rate = q[6 + i], ws.qvel[5 + i]
             lo, hi = md.joint_lower[i], md.joint_upper[i]
-            if th >= hi - 1e-9 and rate > sigma * (hi - th):
+            if rate > sigma * (hi - th):  # would pass the limit within the horizon 1/σ
                 ws.known[5 + i], ws.value[5 + i], hit = True, sigma * (hi - th), True
-            elif th <= lo + 1e-9 and rate < sigma * (lo - th):
+            elif rate < sigma * (lo - th):
                 ws.known[5 + i], ws.value[5 + i], hit = True, sigma * (lo - th), True
         if not hit:
             break
@@ -187,7 +207,8 @@ def kinematic_velocity(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q
 
 @njit(inline="always")
 def _contact_speeds(md: ModelData, ws: KinematicWorkspace, qvel: NDArray, vc: NDArray) -> None:
-    """vc[w] = ‖A_wheel,w q̇'‖ (m/s): the contact-point velocity of wheel w (``VelocitySolution.slip_speed``)."""
+    """vc[w] = ‖A_wheel,w q̇'‖ (m/s): the contact-point velocity of wheel w (``VelocitySolution.slip_speed``;
+    the rows in ws.A carry the wheel's row weight, divided out here)."""
     n = qvel.shape[0]
     for w in range(md.wheel_frame.shape[0]):
         s2 = 0.0
@@ -195,13 +216,14 @@ def _contact_speeds(md: ModelData, ws: KinematicWorkspace, qvel: NDArray, vc: ND
             s = 0.0
             for j in range(n):
                 s += ws.A[3 * w + c, j] * qvel[j]
+            s /= ws.row_weight[w, 1 if c == 2 else 0]
             s2 += s * s
         vc[w] = math.sqrt(s2)
 
 
 @njit(inline="always")
 def _residual(md: ModelData, ws: KinematicWorkspace) -> float:
-    """‖A q̇' − v‖ of the last solve (VelocitySolution.residual's norm)."""
+    """‖A q̇' − v‖ of the last solve (VelocitySolution.residual's norm; lifted wheels' rows weighted)."""
     nr = 3 * md.wheel_frame.shape[0] + md.A_joint.shape[0]
     n = md.parent.shape[0] + 5
     res = 0.0

@@ -46,9 +46,11 @@ def compile_terrain(terrain, spacing: float = 0.02, bounds: tuple | None = None,
                                "y_min, y_max)")
         m = float(margin)
         terrain = terrain.to_grid(bounds=(b[0] - m, b[1] + m, b[2] - m, b[3] + m), spacing=spacing)
+    # a writable copy of the heights: one argument type for every terrain kind (a read-only grid would make a
+    # second numba specialization of every kernel, doubling the cold compile)
     return TerrainData(TERRAIN_GRID, np.array([terrain.x_min, terrain.y_min, terrain.dx, terrain.dy,
                                                1.0 / terrain.dx, 1.0 / terrain.dy]),
-                       np.ascontiguousarray(terrain.heights, dtype=float))
+                       np.array(terrain.heights, dtype=float, order="C"))
 
 
 @njit(inline="always")

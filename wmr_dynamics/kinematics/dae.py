@@ -8,11 +8,14 @@ One evaluation at a state q:  forward kinematics (Alg. 1) → collision (§2.2.1
 
 with some elements of q̇' known (eq. 2.37: actuated joint rates in navigation kinematics, body velocity in
 actuation kinematics) and the rest solved in the least-squares sense by the pseudoinverse (eq. 2.38).
+Only wheels in contact constrain the motion (§2.2.2); the rows are weighted (the contact set, the weights
+and why: :mod:`wmr_dynamics.kinematics.contact_set`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -20,6 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 from wmr_dynamics import spatial
 from wmr_dynamics.collision import Contacts, wheel_contacts
 from wmr_dynamics.errors import ModelError
+from wmr_dynamics.kinematics.contact_set import LIFTED_REACH_M, update_contact_set
 from wmr_dynamics.kinematics.fk import check_state, forward_kinematics
 from wmr_dynamics.kinematics.jacobians import joint_constraint_residual, wheel_jacobians
 from wmr_dynamics.model import WmrModel
@@ -63,7 +67,8 @@ class VelocitySolution:
         v_contact: (nw, 3) contact-point velocities A_wheel q̇' in contact-frame coordinates (m/s):
             x, y are the slip velocities; z the normal velocity (−σΔz when satisfied).
         residual: A q̇' − v, the part of the constraints the least-squares solution could not meet
-            (slip the kinematics had to accept; zero when the constraints are consistent).
+            (slip the kinematics had to accept; zero when the constraints are consistent), lifted wheels'
+            rows weighted as in the solve.
     """
 
     qvel: NDArray
@@ -76,8 +81,32 @@ class VelocitySolution:
         return np.linalg.norm(self.v_contact, axis=1)
 
 
+class ContactRows(NamedTuple):
+    """The contact set at one state and the row weights it gives eq. 2.38 (:mod:`~wmr_dynamics.kinematics.
+    contact_set`): ``in_contact`` (nw,) bool, ``weight`` (nw, 2) each wheel's (slip-row, normal-row) weight."""
+
+    in_contact: NDArray
+    weight: NDArray
+
+
+def contact_rows(ks: KinematicState, in_contact: NDArray | None = None, qvel_prev: NDArray | None = None,
+                 sigma: float = 1.0) -> ContactRows:
+    """The contact set at ``ks``, advanced from the previous step's set ``in_contact`` (nw,) bool (updated in
+    place; :func:`~wmr_dynamics.kinematics.contact_set.update_contact_set`), a lifted wheel's Δz predicted 1/σ s
+    ahead (σ, 1/s) under the previous step's q̇' ``qvel_prev``.  Without a carried set every wheel counts as
+    having been in contact (the wheels within ``CONTACT_OFF_M`` of the ground)."""
+    nw = ks.contacts.dz.shape[0]
+    state = np.ones(nw, dtype=bool) if in_contact is None else in_contact
+    dz = np.ascontiguousarray(ks.contacts.dz, dtype=float)
+    dz_pred = dz if qvel_prev is None else dz + (ks.A_wheel[2::3] @ qvel_prev) / sigma
+    weight = np.ones((nw, 2))
+    update_contact_set(dz, np.ascontiguousarray(dz_pred, dtype=float), state, weight)
+    return ContactRows(state.copy(), weight)
+
+
 def solve_velocity(model: WmrModel, ks: KinematicState, known: ArrayLike, known_values: ArrayLike,
-                   sigma: float, slip_xy: NDArray | None = None) -> VelocitySolution:
+                   sigma: float, slip_xy: NDArray | None = None, contact: ContactRows | None = None
+                   ) -> VelocitySolution:
     """Solve the stabilized constraint system for the unknown part of q̇' (eqs. 2.35–2.38).
 
     Args:
@@ -87,6 +116,8 @@ def solve_velocity(model: WmrModel, ks: KinematicState, known: ArrayLike, known_
         sigma: Baumgarte gain σ (1/s), 0 < σ ≤ 1/Δt (eq. 2.35).
         slip_xy: optional (nw, 2) prescribed contact slip velocities (m/s), e.g. from enhanced
             kinematics (eq. 2.52); zero (no slip) by default.
+        contact: the contact set and row weights (:func:`contact_rows`; only wheels in contact constrain
+            the motion, §2.2.2); default :func:`contact_rows` of ``ks`` without history.
     """
     known = np.asarray(known, dtype=np.int64)
     known_values = np.asarray(known_values, dtype=float)
@@ -96,37 +127,46 @@ def solve_velocity(model: WmrModel, ks: KinematicState, known: ArrayLike, known_
         raise ModelError(f"known joint-space velocities contain NaN or inf: {known_values.tolist()}")
     nw = model.num_wheels
     v = np.zeros(ks.A.shape[0])
-    v[2:3 * nw:3] = -sigma * ks.contacts.dz  # eq. 2.35
+    contact = contact_rows(ks) if contact is None else contact
+    dz = np.where(contact.in_contact, ks.contacts.dz, np.minimum(ks.contacts.dz, LIFTED_REACH_M))
+    v[2:3 * nw:3] = -sigma * dz  # eq. 2.35 (a lifted wheel aims at most LIFTED_REACH_M down: contact_set)
     if slip_xy is not None:
         v[0:3 * nw:3] = slip_xy[:, 0]
         v[1:3 * nw:3] = slip_xy[:, 1]
     v[3 * nw:] = -sigma * ks.c_joint  # eq. 2.36
+    wt = np.ones(ks.A.shape[0])
+    wt[0:3 * nw:3] = wt[1:3 * nw:3] = contact.weight[:, 0]  # rows only for wheels in contact (§2.2.2)
+    wt[2:3 * nw:3] = contact.weight[:, 1]
+    A, v = ks.A * wt[:, None], v * wt
     unknown = np.setdiff1d(np.arange(model.num_dof), known)
-    rhs = v - ks.A[:, known] @ known_values  # eq. 2.37
-    x = np.linalg.lstsq(ks.A[:, unknown], rhs, rcond=None)[0]  # eq. 2.38 (pseudoinverse)
+    rhs = v - A[:, known] @ known_values  # eq. 2.37
+    x = np.linalg.lstsq(A[:, unknown], rhs, rcond=None)[0]  # eq. 2.38 (pseudoinverse)
     qvel = np.empty(model.num_dof)
     qvel[known] = known_values
     qvel[unknown] = x
-    return VelocitySolution(qvel=qvel, v_contact=(ks.A_wheel @ qvel).reshape(nw, 3), residual=ks.A @ qvel - v)
+    return VelocitySolution(qvel=qvel, v_contact=(ks.A_wheel @ qvel).reshape(nw, 3), residual=A @ qvel - v)
 
 
 def solve_velocity_limited(model: WmrModel, ks: KinematicState, known: ArrayLike, known_values: ArrayLike,
-                           sigma: float, slip_xy: NDArray | None = None, max_rounds: int = 4) -> VelocitySolution:
+                           sigma: float, slip_xy: NDArray | None = None, max_rounds: int = 4,
+                           contact: ContactRows | None = None) -> VelocitySolution:
     """:func:`solve_velocity` with the URDF joint limits as hard stops (an active set; not in the thesis).
 
-    A joint at (or past) a limit whose solved or commanded rate would push it further out is moved to the
-    known set with the rate σ·(limit − θ) that brings it back inside (Baumgarte, as eq. 2.36), and the
-    system is solved again.
+    A joint whose solved or commanded rate would carry it past a limit within the Baumgarte horizon 1/σ (one
+    step at σ = 1/Δt) is moved to the known set with the rate σ·(limit − θ) that brings it exactly to the
+    limit — or back inside, if it was out (Baumgarte, as eq. 2.36) — and the system is solved again.
     """
     known = list(np.asarray(known, dtype=np.int64))
     values = list(np.asarray(known_values, dtype=float))
     lower, upper = model.joint_lower[1:], model.joint_upper[1:]
     theta = ks.q[7:]
+    if contact is None:
+        contact = contact_rows(ks)
     for _ in range(max_rounds):
-        sol = solve_velocity(model, ks, known, values, sigma, slip_xy)
+        sol = solve_velocity(model, ks, known, values, sigma, slip_xy, contact)
         rate = sol.qvel[6:]
-        out_up = (theta >= upper - 1e-9) & (rate > sigma * (upper - theta))
-        out_lo = (theta <= lower + 1e-9) & (rate < sigma * (lower - theta))
+        out_up = rate > sigma * (upper - theta)  # would pass the limit within the horizon 1/σ
+        out_lo = rate < sigma * (lower - theta)
         hits = np.flatnonzero(out_up | out_lo)
         if hits.size == 0:
             return sol
@@ -137,7 +177,7 @@ def solve_velocity_limited(model: WmrModel, ks: KinematicState, known: ArrayLike
             else:
                 known.append(6 + j)
                 values.append(target)
-    return solve_velocity(model, ks, known, values, sigma, slip_xy)
+    return solve_velocity(model, ks, known, values, sigma, slip_xy, contact)
 
 
 def actuated_indices(model: WmrModel) -> NDArray:
@@ -225,37 +265,41 @@ def initialize_contact(model: WmrModel, q0: ArrayLike, terrain: Terrain, tol: fl
 
 
 def actuation_kinematics(model: WmrModel, ks: KinematicState, v: float, omega: float, sigma: float,
-                         held_joints: dict[int, float] | None = None) -> VelocitySolution:
+                         held_joints: dict[int, float] | None = None,
+                         in_contact: NDArray | None = None) -> VelocitySolution:
     """Actuation (inverse) kinematics: actuated joint rates that realize a body velocity (eq. 2.37 reversed).
 
     Known: the body's forward speed ``v`` (m/s, body x) and yaw rate ``omega`` (rad/s, body z), plus any
     joint rates in ``held_joints`` (joint-space index → rate).  Unknown: the other body velocity components
     and every other joint rate, solved by least squares (eq. 2.38) so that the wheels roll without slip as
     far as the mechanism allows (Auchter et al.'s inverse kinematics).  The actuated joint commands are
-    ``solution.qvel[actuated_indices(model)]``.
+    ``solution.qvel[actuated_indices(model)]``.  ``in_contact``: the contact set carried from the previous
+    call, (nw,) bool, advanced in place (:func:`contact_rows`).
     """
     held = held_joints or {}
     known = np.array([2, 3, *held.keys()], dtype=np.int64)
     values = np.array([omega, v, *held.values()], dtype=float)
-    return solve_velocity(model, ks, known, values, sigma)
+    return solve_velocity(model, ks, known, values, sigma, contact=contact_rows(ks, in_contact))
 
 
 def navigation_kinematics(model: WmrModel, ks: KinematicState, joint_rates: ArrayLike, sigma: float,
-                          gyro: ArrayLike | None = None) -> VelocitySolution:
+                          gyro: ArrayLike | None = None, in_contact: NDArray | None = None) -> VelocitySolution:
     """Navigation (forward) kinematics for odometry and simulation (§2.2.5, eq. 2.37).
 
     Known: the actuated joint rates (encoders, rad/s or m/s, in ``model.actuated_joint_names`` order) and,
     if given, the body angular velocity measured by a gyroscope (rad/s, body axes).  Unknown: the rest of
-    the body velocity and the passive joint rates, by least squares (eq. 2.38).
+    the body velocity and the passive joint rates, by least squares (eq. 2.38).  ``in_contact``: the
+    contact set carried from the previous call, (nw,) bool, advanced in place (:func:`contact_rows`).
     """
     act = actuated_indices(model)
     rates = np.asarray(joint_rates, dtype=float)
     if rates.shape != act.shape:
         raise ModelError(f"joint_rates: expected {act.size} actuated joint rates "
                          f"({', '.join(model.actuated_joint_names)}), got shape {rates.shape}")
+    contact = contact_rows(ks, in_contact)
     if gyro is None:
-        return solve_velocity(model, ks, act, rates, sigma)
+        return solve_velocity(model, ks, act, rates, sigma, contact=contact)
     w = np.asarray(gyro, dtype=float)
     if w.shape != (3,):
         raise ModelError(f"gyro: expected the 3 body angular velocity components (rad/s), got shape {w.shape}")
-    return solve_velocity(model, ks, np.r_[0, 1, 2, act], np.r_[w, rates], sigma)
+    return solve_velocity(model, ks, np.r_[0, 1, 2, act], np.r_[w, rates], sigma, contact=contact)

@@ -1,0 +1,53 @@
+"""The compiled engine's on-disk cache: what its key covers, and that a cold compile is announced.
+
+``make install`` and ``make test`` run ``python -m wmr_dynamics.warmup`` first, so the suite also checks that
+this left every engine part in the cache a user's first run will find (issue: a fast first run).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from wmr_dynamics import _jit
+from wmr_dynamics.compiled import cache
+
+
+def test_cache_key_covers_the_kernels_and_their_constants_but_not_the_front_end() -> None:
+    names = {p.relative_to(_jit._ROOT).as_posix() for p in _jit._kernel_sources()}
+    # modules that define kernels, and the modules they import constants from (G, N_SAMPLES, thresholds)
+    assert {"compiled/dynamics.py", "compiled/kinematics.py", "kinematics/contact_set.py", "kinematics/fk.py",
+            "model.py", "collision.py"} <= names
+    # code no kernel depends on: editing it must not throw away a warm cache
+    assert not names & {"cli.py", "simulate.py", "warmup.py", "compiled/engine.py", "compiled/cache.py",
+                        "io/plots.py"}
+    assert not any(n.startswith("sweep/") for n in names)
+
+
+def test_a_cold_part_is_announced_once_and_then_marked_warm(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(cache, "cache_dir", lambda: tmp_path)
+    calls = []
+    assert not cache.is_warm("dynamic")
+    assert cache.compiled("dynamic", lambda: calls.append(1) or 42) == 42
+    err = capsys.readouterr().err
+    assert "compiling the dynamic engine" in err and "compiled in" in err
+    assert cache.is_warm("dynamic")
+    assert cache.compiled("dynamic", lambda: calls.append(2) or 43) == 43
+    assert capsys.readouterr().err == ""  # warm: silent
+    assert calls == [1, 2]
+
+
+@pytest.mark.parametrize("part", ["kinematic", "dynamic", "dynamic-batch"])
+def test_the_warm_up_left_every_engine_part_in_the_cache(part: str) -> None:
+    assert cache.is_warm(part), f"run 'python -m wmr_dynamics.warmup' (make install does): {part} is cold"
+
+
+def test_warm_up_loads_from_the_cache_and_says_so() -> None:
+    r = subprocess.run([sys.executable, "-m", "wmr_dynamics.warmup"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    for part in ("kinematic", "dynamic", "dynamic-batch"):
+        assert any(line.startswith(f"wmr_dynamics: {part} engine loaded from the cache") for line in lines), lines
+    assert str(_jit.cache_dir()) in r.stdout

@@ -1,0 +1,56 @@
+"""Is the compiled engine already in numba's on-disk cache?  Say so before a run that must compile.
+
+numba compiles a kernel the first time it is called with given argument types and, with ``cache=True``,
+stores the machine code under :func:`wmr_dynamics._jit.cache_dir` (keyed on the kernel sources, so an
+upgrade starts afresh).  A cold compile of the dynamic engine takes a minute or more on a small machine;
+loading it from the cache takes a second or two.  ``make install`` (``python -m wmr_dynamics.warmup``)
+fills the cache, so a user's first run starts at once.  When the cache is cold anyway (a new NUMBA_CACHE_DIR,
+an edited kernel), :func:`announce` prints one line before the compile, so nobody waits in silence.
+
+Each engine part (``"kinematic"``, ``"dynamic"``, ``"dynamic-batch"``) leaves a marker file in the cache
+folder once it has been compiled and stored; the marker says the cache is warm for that part.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from wmr_dynamics._jit import cache_dir
+
+T = TypeVar("T")
+
+#: cold-compile wall time of each part on this project's 2-core machines (s), for the message
+COMPILE_S = {"kinematic": 30, "dynamic": 90, "dynamic-batch": 60}
+
+
+def _marker(part: str):  # noqa: ANN202
+    return cache_dir() / f"{part}.warm"
+
+
+def is_warm(part: str) -> bool:
+    """True when ``part``'s kernels are in the on-disk cache (its marker exists)."""
+    return _marker(part).is_file()
+
+
+def compiled(part: str, call: Callable[[], T], quiet: bool = False) -> T:
+    """Run ``call`` (the first call of ``part``'s kernels); if the cache is cold, say so on stderr before and
+    how long it took after, then mark the part warm."""
+    if is_warm(part):
+        return call()
+    if not quiet:
+        print(f"wmr_dynamics: compiling the {part} engine (first run after install or upgrade; about "
+              f"{COMPILE_S.get(part, 60)} s, cached for later runs) ...", file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    out = call()
+    if not quiet:
+        print(f"wmr_dynamics: {part} engine compiled in {time.perf_counter() - start:.0f} s", file=sys.stderr,
+              flush=True)
+    try:
+        _marker(part).parent.mkdir(parents=True, exist_ok=True)
+        _marker(part).touch()
+    except OSError:
+        pass  # a read-only cache: numba will not store the kernels either, nothing to mark
+    return out
