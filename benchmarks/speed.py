@@ -303,7 +303,7 @@ def _t_constant_parts(reps, md, fd, ws, dt):  # noqa: ANN001, ANN201
     nw = md.wheel_frame.shape[0]
     nc = fd.A_joint.shape[0]
     for _ in range(reps):
-        D._constant_jacobian_parts(md, fd, ws, ws.n_indep[0], ws.n_inputs[0], n, nw, nc, dt)
+        D._constant_jacobian_parts(md, fd, ws, ws.counts[D.C_INDEP], ws.counts[D.C_INPUTS], n, nw, nc, dt)
     return ws.dq[0, 0]
 
 

@@ -122,8 +122,9 @@ def _evaluate(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray
     for w in range(nw):
         for c in range(3):
             wt = ws.row_weight[w, 1 if c == 2 else 0]
-            for j in range(n):
-                ws.A[3 * w + c, j] *= wt
+            if wt != 1.0:
+                for j in range(n):
+                    ws.A[3 * w + c, j] *= wt
         ws.v[3 * w] = 0.0
         ws.v[3 * w + 1] = 0.0
         ws.v[3 * w + 2] = -sigma * _normal_target(ws.dz[w], ws.in_contact[w]) * ws.row_weight[w, 1]  # eq. 2.35
