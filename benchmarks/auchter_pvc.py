@@ -5,31 +5,9 @@ Claim (their §4.1, Fig. 7): a three-wheeled robot — steerable front wheel, tw
 camber joints, torus-shaped wheels — traverses smooth uneven terrain without kinematic slip when the PVC
 joints are free; the error of their constraint equation (7), ``error_1`` of eq. 10, stays near zero.
 
-What is run (``pvc_tricycle``: urdf/pvc_tricycle.urdf + config/pvc_tricycle.yaml):
-
-- terrain: :func:`wmr_dynamics.terrain.gaussian_rough_terrain` (RMS height, correlation length, seed), made
-  C² by a bicubic spline through its nodes (:class:`SmoothGrid`) because Auchter's surfaces are smooth and
-  the library's bilinear ``HeightGrid`` has creases at every cell edge (compared in docs/auchter_pvc.md);
-- each step (Δt = 0.01 s, Baumgarte σ = 1/Δt, 10 s at 0.3 m/s):
-  1. actuation (inverse) kinematics, Auchter's eqs. 11–12 / our eq. 2.37 reversed: known body forward speed
-     v, yaw rate 0 and the steering rate 0 (plus the PVC rates 0 when locked) → slip-free actuated rates as
-     far as the mechanism allows (least squares);
-  2. navigation (forward) kinematics, Auchter's eq. 9 / our eq. 2.38: the actuated rates of step 1 known →
-     q̇' and the residual of the contact constraints (Auchter's ``r_1``, eq. 10), with the URDF joint limits
-     as hard stops as in :class:`wmr_dynamics.simulate.Simulator`;
-  3. Euler step (eq. 2.39).
-- "PVC free": the bundled model (``pvc2_joint``, ``pvc3_joint`` passive, i.e. unknown in both solves);
-  "PVC locked": the same vehicle with the PVC joints moved to the actuated (known) set and held at 0 rad
-  (contact initialization then keeps them at 0 too).
-
-Slip measures: the tangential contact-point velocity ‖v_c[x, y]‖ of every wheel (m/s, contact frame), its max
-over wheels, and ‖r‖ = ‖A q̇' − v‖ (the full residual, Auchter's ``error_1``).  A geometric cross-check that
-does not use the wheel Jacobian: the displacement over one step of the wheel material point that was in
-contact, from forward kinematics at the two states (finite-difference slip; O(Δt) integration error
-included).
-
-The scenario (terrain, vehicle variants, the two-solve run and its slip measures) is
-:mod:`wmr_dynamics.scenarios.auchter_pvc`; this script runs the variants and writes the report.
+What is run — the terrain, the vehicle variants (PVC free / locked), the two-solve step and the slip
+measures — is :mod:`wmr_dynamics.scenarios.auchter_pvc` (its docstring); this script runs the variants and
+writes the report.
 
 Usage::
 

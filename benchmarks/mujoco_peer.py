@@ -91,7 +91,7 @@ import zoe_rough as zr  # noqa: E402  (its table renderer)
 from _report import update_section  # noqa: E402
 
 from wmr_dynamics import spatial  # noqa: E402
-from wmr_dynamics.io.mjcf import mjcf_from_model  # noqa: E402
+from wmr_dynamics.io.mjcf import mjcf_from_model, qpos_from_state  # noqa: E402
 from wmr_dynamics.model import WmrModel  # noqa: E402
 from wmr_dynamics.scenarios import zoe_rough as zoe  # noqa: E402
 
@@ -116,13 +116,7 @@ def set_state(mjm: mujoco.MjModel, mjd: mujoco.MjData, model: WmrModel, q: NDArr
     ctrl = mjd.ctrl.copy()
     mujoco.mj_resetData(mjm, mjd)
     mjd.ctrl[:] = ctrl
-    adr = mjm.jnt_qposadr[mujoco.mj_name2id(mjm, mujoco.mjtObj.mjOBJ_JOINT, "root")]
-    mjd.qpos[adr:adr + 3] = q[4:7]
-    mjd.qpos[adr + 3:adr + 7] = (q[3], q[0], q[1], q[2])
-    for k, name in enumerate(model.joint_names):
-        j = mujoco.mj_name2id(mjm, mujoco.mjtObj.mjOBJ_JOINT, name)
-        if j >= 0:
-            mjd.qpos[mjm.jnt_qposadr[j]] = q[7 + k]
+    mjd.qpos[:] = qpos_from_state(mjm, model, q)
     mujoco.mj_forward(mjm, mjd)
 
 

@@ -17,7 +17,8 @@ it is pinned in requirements-dev.txt, so a missing MuJoCo fails these tests inst
   the triangulated hfield penetrate by less than 3 cm where our disks just touch the bilinear grid, and
   from there MuJoCo drives the rover forward, upright, without instability warnings.
 
-Driving MuJoCo (:func:`set_state`, :func:`drive_mujoco`) is written here, independently of the benchmark.  No
+Driving MuJoCo (:func:`set_state`, :func:`drive_mujoco`) is written here, independently of the benchmark (the
+state mapping is the package's :func:`~wmr_dynamics.io.mjcf.qpos_from_state`).  No
 wall-clock times are asserted.  Our engine runs on its Python path (engine="python"): the compiled path is
 tested to match it (test_compiled_dynamics.py), and this keeps the test independent of its build.
 """
@@ -32,7 +33,7 @@ import pytest
 import wmr_dynamics as wmr
 from wmr_dynamics import spatial
 from wmr_dynamics.controllers import BodyVelocityController
-from wmr_dynamics.io.mjcf import mjcf_from_model
+from wmr_dynamics.io.mjcf import mjcf_from_model, qpos_from_state
 from wmr_dynamics.kinematics import forward_kinematics
 from wmr_dynamics.kinematics.enhanced import composite_inertia
 from wmr_dynamics.scenarios import zoe_rough
@@ -52,21 +53,10 @@ def _body(m, name):
     return mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)
 
 
-def _root_adr(m):
-    return m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, "root")]
-
-
 def set_state(m, d, model, q):
-    """Our state q = [quat xyzw; position; θ] into MuJoCo's qpos (free joint ``root``: position, quat wxyz; the
-    joints by name; welded joints absent), at rest, then mj_forward."""
+    """Our state q into MuJoCo's qpos (:func:`wmr_dynamics.io.mjcf.qpos_from_state`), at rest, then mj_forward."""
     mujoco.mj_resetData(m, d)
-    adr = _root_adr(m)
-    d.qpos[adr:adr + 3] = q[4:7]
-    d.qpos[adr + 3:adr + 7] = (q[3], q[0], q[1], q[2])
-    for k, name in enumerate(model.joint_names):
-        j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)
-        if j >= 0:
-            d.qpos[m.jnt_qposadr[j]] = q[7 + k]
+    d.qpos[:] = qpos_from_state(m, model, q)
     mujoco.mj_forward(m, d)
 
 
@@ -82,7 +72,7 @@ def drive_mujoco(m, model, q0, dt, duration, speed=SPEED, lift=0.0):
     m.opt.timestep = dt
     d = mujoco.MjData(m)
     set_state(m, d, model, q0)
-    adr = _root_adr(m)
+    adr = int(m.joint("root").qposadr[0])
     d.qpos[adr + 2] += lift
     for k, f in enumerate(model.wheel_frame):
         a = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_ACTUATOR, f"{model.joint_names[int(f) - 1]}_vel")

@@ -13,8 +13,6 @@ import argparse
 import sys
 import time
 
-import numpy as np
-
 
 def warm_up(quiet: bool = False) -> dict[str, float]:
     """Compile/load every engine part; returns the wall time (s) spent on each."""
@@ -52,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         from wmr_dynamics._jit import cache_dir
 
-        print(f"wmr_dynamics: engine cache ready in {cache_dir()} ({np.sum(list(times.values())):.0f} s)")
+        print(f"wmr_dynamics: engine cache ready in {cache_dir()} ({sum(times.values()):.0f} s)")
     return 0
 
 

@@ -145,21 +145,18 @@ class CompiledDynamics:
         """Compile (or load from numba's cache) the kernels with a one-row rollout — and, with ``batch``, the
         parallel batch kernel; state is left unchanged.  A cold compile is announced on stderr
         (:mod:`~wmr_dynamics.compiled.cache`) unless ``quiet``."""
+        q0, v0, cmds = self.model.neutral_state(), np.zeros(self.model.num_dof), np.zeros((1, self.n_cmd))
         if not getattr(self, "_warm", False):
             saved = self.integral.copy()
             act = self.options.actuator
             saved_act = None if act is None else getattr(act, "integral", None)
-            cmds = np.zeros((1, self.n_cmd))
-            q0, v0 = self.model.neutral_state(), np.zeros(self.model.num_dof)
             _cache.compiled("dynamic", lambda: _ignore_model_error(lambda: self.rollout(q0, v0, cmds, 0.01)), quiet)
             self.integral = saved
             if act is not None and hasattr(act, "integral"):
                 act.integral = saved_act
             self._warm = True
         if batch and not getattr(self, "_warm_batch", False):
-            q0, v0 = self.model.neutral_state(), np.zeros(self.model.num_dof)
-            _cache.compiled("dynamic-batch", lambda: self.rollout_batch(q0, v0, np.zeros((1, 1, self.n_cmd)), 0.01),
-                            quiet)
+            _cache.compiled("dynamic-batch", lambda: self.rollout_batch(q0, v0, cmds[None], 0.01), quiet)
             self._warm_batch = True
 
     def _commands(self, cmds: NDArray, lead: tuple) -> NDArray:

@@ -203,3 +203,20 @@ def mjcf_from_model(model: WmrModel, terrain_grid: HeightGrid | None = None, *, 
            *(["  <equality>", *(f"    {e}" for e in eqs), "  </equality>"] if eqs else []),
            "</mujoco>"]
     return "\n".join(x for x in xml if x) + "\n"
+
+
+def qpos_from_state(mjm: object, model: WmrModel, q: NDArray) -> NDArray:
+    """MuJoCo's ``qpos`` for our state ``q = [quat xyzw; position; θ]`` on an ``MjModel`` ``mjm`` compiled from
+    :func:`mjcf_from_model`: the free joint ``root`` gets the position and the quaternion (w, x, y, z), each
+    joint its θ by name; joints welded in the export (absent from ``mjm``) are skipped.  Uses only ``mjm``'s
+    attributes, so the package still never imports MuJoCo."""
+    qpos = np.array(mjm.qpos0, dtype=float)
+    adr = int(mjm.joint("root").qposadr[0])
+    qpos[adr:adr + 3] = q[4:7]
+    qpos[adr + 3:adr + 7] = (q[3], q[0], q[1], q[2])
+    for k, name in enumerate(model.joint_names):
+        try:
+            qpos[int(mjm.joint(name).qposadr[0])] = q[7 + k]
+        except KeyError:
+            continue  # welded joint
+    return qpos
