@@ -19,7 +19,7 @@ Methods: the DAE / force-balance model (:class:`~wmr_dynamics.simulate.Simulator
 contact and actuator forces added directly to eq. 2.53) with SciPy's stiff solvers BDF, LSODA and Radau at the
 thesis's settings: RelTol 1e-2, MaxStep 0.04 s, MATLAB's default AbsTol 1e-6.
 
-Slip (the same definitions for both methods, as :class:`~wmr_dynamics.dynamics.force_balance.ForceBalance`
+Slip (the same definitions for both methods, as the dynamic engine (``compiled/rollout.py``)
 reports them): slip ratio s = (Rω − V_x)/max(|Rω|, |V_x|) (eq. 2.40, bounded to [−1, 1]; s > 0 when the wheel
 surface turns faster than the wheel centre moves: driving / slipping backwards), slip angle
 α = atan2(v_y, |V_x|) (eq. 2.42), v_y the lateral velocity of the contact point over the ground, contact-frame

@@ -435,7 +435,7 @@ def profile_step(terrain_id: int = 1, dt: float = PROFILE_DT, kind: str = "linea
     Q, QV = np.ascontiguousarray(res.q[:-1]), np.ascontiguousarray(res.qvel[:-1])
     U = np.ascontiguousarray([sim.controller(q, forward_kinematics(model, q), zr.SPEED, 0.0) for q in Q])
     q, qvel, u = Q[state].copy(), QV[state].copy(), U[state].copy()
-    integral = c.integral.copy()
+    integral = np.zeros(len(model.actuated_joint_names))
     qn, qvn = np.empty_like(q), np.empty_like(qvel)
     cmd = np.array([zr.SPEED, 0.0])
     uu = np.empty_like(u)

@@ -4,9 +4,10 @@
 Each bundled vehicle with its YAML defaults (contact model, actuators, controller type), dynamic mode,
 Δt = 0.04 s, commanded straight at 0.5 m/s for 10 s from its YAML's initial pose (contact-initialized,
 at rest) on one Gaussian rough terrain (RMS 0.03 m, correlation length 0.5 m, seeded).  Default engine
-(``engine="auto"``), single thread, fastest of several repetitions; the Python path (``engine="python"``)
-once for the speed-up and the agreement of the final positions.  Reported: real-time factor, µs per step,
-force-balance iterations per step, the engine used (and why, where it is the Python path).
+(``engine="auto"``: the whole run in one compiled call), single thread, fastest of several repetitions; the
+step-by-step loop (``engine="python"``: single compiled steps called from Python, the path of a custom
+controller) once for its overhead and the agreement of the final positions.  Reported: real-time factor,
+µs per step, force-balance iterations per step.
 
 Writes the section ``vehicles`` of docs/benchmarks.md and refreshes its ``summary``.
 
@@ -47,19 +48,6 @@ BOUNDS = (-8.0, 16.0, -8.0, 8.0)  # m: room for Crusher's length and 5 m of trav
 SEED = 1
 
 
-def not_compiled_reason(sim: Simulator) -> str:
-    """Why a Simulator runs on the Python path (empty when it is compiled)."""
-    if sim.engine_used == "compiled":
-        return ""
-    from wmr_dynamics.compiled.engine import CompiledDynamics, NotCompilable
-
-    try:
-        CompiledDynamics(sim.model, sim.terrain, sim.force_balance.opt, sim.controller, exact_terrain=True)
-    except NotCompilable as e:
-        return str(e)
-    return "?"
-
-
 def _actuator_name(opts: DynamicsOptions) -> str:
     a = opts.actuator
     return "ideal" if a is None else type(a).__name__.replace("Actuator", "")
@@ -75,7 +63,7 @@ def run_vehicle(name: str, terrain, repeat: int, python: bool, duration: float) 
                                     for _ in range(repeat - 1)])
     out = {"name": name, "dof": model.num_dof, "wheels": model.num_wheels, "mass": model.total_mass,
            "contact": type(opts.contact).__name__.replace("Contact", ""), "actuator": _actuator_name(opts),
-           "controller": sim.controller.kind, "engine": sim.engine_used, "why": not_compiled_reason(sim),
+           "controller": sim.controller.kind, "engine": sim.engine_used,
            "steps": res.steps, "wall": wall, "iters": float(res.iterations[:-1].mean()),
            "unconverged": int(np.count_nonzero(~res.converged[:-1])), "final": res.q[-1, 4:7].copy(),
            "py_wall": float("nan"), "py_diff": float("nan")}
@@ -90,7 +78,7 @@ def run_vehicle(name: str, terrain, repeat: int, python: bool, duration: float) 
 
 def markdown(rows: list[dict], duration: float, repeat: int, load: Sequence[float], elapsed: float) -> str:
     head = ["vehicle", "DOF / wheels", "mass (kg)", "contact / actuators / controller", "engine", "×RT", "µs/step",
-            "iter/step", "unconv. steps", "Python ×RT", "compiled / Python", "Δ final pos. vs Python (m)"]
+            "iter/step", "unconv. steps", "step loop ×RT", "one call / step loop", "Δ final pos. (m)"]
     body = []
     for r in rows:
         rtf = duration / r["wall"]
@@ -100,7 +88,6 @@ def markdown(rows: list[dict], duration: float, repeat: int, load: Sequence[floa
                      f"{1e6 * r['wall'] / r['steps']:.1f}", f"{r['iters']:.2f}", str(r["unconverged"]),
                      speed._num(py, ".1f"), f"{py and rtf / py:.0f}×" if np.isfinite(py) else "–",
                      speed._num(r["py_diff"], ".1e")])
-    python = [r for r in rows if r["engine"] != "compiled"]
     lines = [
         f"## Every vehicle, dynamic, Δt = {DT}",
         "",
@@ -108,17 +95,14 @@ def markdown(rows: list[dict], duration: float, repeat: int, load: Sequence[floa
         f"actuators, controller type), dynamic mode, Δt = {DT} s, straight at {SPEED} m/s for {duration:g} s from "
         f"its YAML's initial pose at rest, on a Gaussian rough terrain (RMS {RMS} m, correlation length "
         f"{CORR_LEN} m, seed {SEED}; `gaussian_rough_terrain`). Default engine, single thread, fastest of {repeat} "
-        "runs (×RT: simulated time / wall time of the stepping call); the Python path once "
-        "(`engine=\"python\"`) in the same run.",
+        "runs (×RT: simulated time / wall time of the stepping call); the step-by-step loop once "
+        "(`engine=\"python\"`: single compiled steps called from Python) in the same run.",
         "",
         zr._render(head, body, True),
         "",
-        ("Every vehicle runs on the compiled engine (the YAML defaults are compiled contact and actuator "
-         "models — piecewise-linear contact, ideal actuators; Pacejka, Ishigami, PI and torque–speed actuators "
-         "are compiled too — a controller of the `BodyVelocityController` kinds and a HeightGrid terrain). "
-         "A user's own Python contact model or controller callable, or the fused-body bias approximation, would "
-         "run on the Python path (`Simulator.engine_used` says which)." if not python else
-         "On the Python path: " + "; ".join(f"{r['name']} ({r['why']})" for r in python) + "."),
+        ("There is one dynamic engine: every configuration runs on it. A user's own Python contact or actuator "
+         "model is called back from the compiled step; a custom controller callable makes the run a "
+         "step-by-step loop."),
         "The cost per step grows with the number of wheels and joints (the constraint rows and DOF of the force "
         "balance) and with the iterations.",
         "",

@@ -40,30 +40,22 @@ def test_pi_closed_form_and_derivative():
     np.testing.assert_allclose(d, fd_rate_jacobian(act, th, td, u, DT), rtol=1e-7, atol=1e-6)
 
 
-def test_pi_integral_accumulates_only_on_commit():
+def test_pi_integral_is_the_callers_state_and_advances_only_when_asked():
     act = PIActuator(kp=1.0, ki=10.0, n=2)
     th, u = np.zeros(2), np.array([1.0, -1.0])
-    np.testing.assert_array_equal(act.integral, 0.0)
+    # evaluate uses the given committed integral advanced by this step: f = kp e + ki (I + e dt)
+    I0 = np.array([0.3, -0.1])
     for td in (np.zeros(2), np.array([0.5, 0.5]), np.array([0.2, -0.2])):  # Newton / line-search trials
-        act.evaluate(th, td, u, DT)
-        np.testing.assert_array_equal(act.integral, 0.0)
-    act.commit()  # accepts the latest trial: θ̇ = (0.2, −0.2)
-    np.testing.assert_allclose(act.integral, (u - [0.2, -0.2]) * DT)
-    f, _ = act.evaluate(th, np.array([0.2, -0.2]), u, DT)  # uses the committed integral + this step
-    np.testing.assert_allclose(f, (u - [0.2, -0.2]) * (1.0 + 10.0 * 2 * DT))
-    with pytest.raises(ModelError, match="commit\\(\\) needs all of theta_dot, u and dt"):
-        act.commit(theta_dot=np.zeros(2))
-    act.commit(th, np.zeros(2), u, DT)  # explicit accepted state
-    np.testing.assert_allclose(act.integral, (u - [0.2, -0.2]) * DT + u * DT)
-    with pytest.raises(ModelError, match="commit\\(\\) before any evaluate"):
-        act.commit()
-    act.reset()
-    np.testing.assert_array_equal(act.integral, 0.0)
+        f, _ = act.evaluate(th, td, u, DT, integral=I0)
+        np.testing.assert_allclose(f, (u - td) + 10.0 * (I0 + (u - td) * DT))
+    np.testing.assert_array_equal(I0, [0.3, -0.1])  # never changed by evaluate
+    # the model holds no state: without an integral it starts from zero every time
+    np.testing.assert_allclose(act.evaluate(th, np.zeros(2), u, DT)[0], u * (1.0 + 10.0 * DT))
     # steady state with a constant error: the integral grows linearly, step by step
+    integral = np.zeros(2)
     for k in range(1, 6):
-        act.evaluate(th, np.zeros(2), u, DT)
-        act.commit()
-        np.testing.assert_allclose(act.integral, u * DT * k)
+        integral = act.advance(np.zeros(2), u, DT, integral)
+        np.testing.assert_allclose(integral, u * DT * k)
 
 
 @pytest.mark.parametrize("saturation", ["clip", "tanh"])
@@ -82,10 +74,11 @@ def test_pi_torque_limit(saturation):
     td2 = np.array([0.3, -0.2, 0.001, 0.0])
     np.testing.assert_allclose(act.evaluate(th, td2, u, DT)[1], fd_rate_jacobian(act, th, td2, u, DT),
                                rtol=1e-6, atol=1e-6)
+    integral = np.zeros(4)
     for _ in range(200):  # anti-windup: |ki·I| never exceeds the limit
-        act.evaluate(th, td, u, DT)
-        act.commit()
-    assert np.all(np.abs(50.0 * act.integral) <= 2.0 + 1e-12)
+        integral = act.advance(td, u, DT, integral)
+    assert np.all(np.abs(50.0 * integral) <= 2.0 + 1e-12)
+    assert np.abs(50.0 * integral[0]) == pytest.approx(2.0)  # the saturated joints wind up to the cap
 
 
 def test_torque_speed_line():
@@ -132,7 +125,7 @@ def test_ideal_actuator_and_config():
         ideal.evaluate(np.zeros(na), np.zeros(na), np.zeros(na), DT)
     assert isinstance(actuator_from_config(None, na), IdealActuator)
     pi = actuator_from_config({"model": "pi", "pi": m.config["actuators"]["pi"]}, na)  # VEHICLES.md: Kp 5, Ki 0
-    assert isinstance(pi, PIActuator) and not pi.ideal and pi.integral.shape == (na,)
+    assert isinstance(pi, PIActuator) and not pi.ideal
     f, _ = pi.evaluate(np.zeros(na), np.zeros(na), np.full(na, 0.4), DT)
     np.testing.assert_allclose(f, 5.0 * 0.4)
     ts = actuator_from_config({"model": "torque_speed", "torque_speed": {"stall_torque": 3.0, "no_load_speed": 8.0}}, 2)
@@ -153,6 +146,8 @@ def test_ideal_actuator_and_config():
     (lambda: PIActuator(kp=1.0, saturation="soft"), "parameter 'saturation' must be 'clip' or 'tanh'"),
     (lambda: PIActuator(kp=[1.0, 2.0], ki=[1.0, 2.0, 3.0]), "per-joint parameters have different lengths"),
     (lambda: PIActuator(kp=1.0, n=2).evaluate(0, np.zeros(3), np.zeros(3), DT), "called with 3 joints"),
+    (lambda: PIActuator(kp=1.0).evaluate(0, np.zeros(2), np.zeros(2), DT, integral=[0.0, np.nan]),
+     r"integral has NaN or inf at indices \[1\]"),
     (lambda: PIActuator(kp=1.0).evaluate(0, np.zeros(2), np.zeros(2), 0.0), "dt must be a positive number"),
     (lambda: PIActuator(kp=1.0).evaluate(0, np.zeros(2), np.zeros(3), DT), "u has 3 entries, expected 2"),
     (lambda: PIActuator(kp=1.0).evaluate(0, [0.0, np.inf], np.zeros(2), DT),

@@ -1,10 +1,14 @@
-"""The compiled dynamic path (wmr_dynamics.compiled) against the Python force balance it compiles.
+"""The dynamic engine's drivers: one-call rollouts, the step-by-step loop, batches, callbacks to Python models.
 
-Oracle: ``Simulator(engine="python")`` — the step-by-step ForceBalance (itself tested against Pinocchio,
-finite differences and closed forms).  Both paths take the same decisions (independent rows, Newton
-iterations, line-search steps, sub-steps), so states agree to rounding (1e-8 after hundreds of steps).
+There is one implementation of the dynamic step (``wmr_dynamics.compiled.dynamics``), checked against physics
+in test_physics_oracles.py, test_static_equilibrium.py, test_force_balance.py and the reproductions.  Here
+the ways of driving it are checked against each other — a whole run in one compiled call, a Python loop of
+single compiled steps (the path of a custom controller, and the ROS stepper's), N trajectories in parallel —
+and a user's Python contact or actuator model, called back from the compiled step, against the bundled
+kernel it wraps.
 """
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -13,17 +17,18 @@ import numpy as np
 import pytest
 
 import wmr_dynamics as wmr
-from wmr_dynamics.actuators import PIActuator
-from wmr_dynamics.contact_models import LinearContact
+from wmr_dynamics.actuators import ActuatorModel, PIActuator, TorqueSpeedActuator
+from wmr_dynamics.contact_models import ContactModel, LinearContact
 from wmr_dynamics.controllers import BodyVelocityController
 from wmr_dynamics.dynamics.force_balance import DynamicsOptions
 from wmr_dynamics.errors import ModelError
 from wmr_dynamics.scenarios import zoe_rough as zoe
 from wmr_dynamics.simulate import Simulator
-from wmr_dynamics.terrain import Box, HeightGrid, Plane, Ramp, gaussian_rough_terrain
+from wmr_dynamics.terrain import Box, HeightGrid, Plane, Ramp
 
 
 def both(model, terrain, duration, command, q0=None, qvel0=None, **kw):
+    """The same run as a Python loop of single compiled steps (engine="python") and as one compiled call."""
     runs = {}
     for engine in ("python", "compiled"):
         sim = Simulator(model, terrain, mode="dynamic", engine=engine, **kw)
@@ -32,17 +37,17 @@ def both(model, terrain, duration, command, q0=None, qvel0=None, **kw):
     return runs["python"], runs["compiled"]
 
 
-def assert_same(py, cc, atol=1e-8):
-    assert py.q.shape == cc.q.shape
-    np.testing.assert_allclose(cc.q, py.q, atol=atol)
-    np.testing.assert_allclose(cc.qvel, py.qvel, atol=atol * 10)
-    np.testing.assert_allclose(cc.contact_force, py.contact_force, atol=1e-6 * max(1.0, np.abs(py.contact_force).max()))
-    np.testing.assert_allclose(cc.dz, py.dz, atol=atol)
-    np.testing.assert_allclose(cc.contact_points, py.contact_points, atol=atol)
-    np.testing.assert_allclose(cc.slip_ratio, py.slip_ratio, atol=1e-6)
-    np.testing.assert_allclose(cc.slip_angle, py.slip_angle, atol=1e-6)
-    np.testing.assert_array_equal(cc.iterations, py.iterations)
-    np.testing.assert_array_equal(cc.converged, py.converged)
+def assert_same(a, b, atol=1e-12):
+    assert a.q.shape == b.q.shape
+    np.testing.assert_allclose(b.q, a.q, atol=atol)
+    np.testing.assert_allclose(b.qvel, a.qvel, atol=atol * 10)
+    np.testing.assert_allclose(b.contact_force, a.contact_force, atol=1e-9 * max(1.0, np.abs(a.contact_force).max()))
+    np.testing.assert_allclose(b.dz, a.dz, atol=atol)
+    np.testing.assert_allclose(b.contact_points, a.contact_points, atol=atol)
+    np.testing.assert_allclose(b.slip_ratio, a.slip_ratio, atol=1e-9)
+    np.testing.assert_allclose(b.slip_angle, a.slip_angle, atol=1e-9)
+    np.testing.assert_array_equal(b.iterations, a.iterations)
+    np.testing.assert_array_equal(b.converged, a.converged)
 
 
 @pytest.fixture(scope="module")
@@ -55,59 +60,66 @@ def rough():
     return zoe.load_terrain(1)
 
 
-@pytest.mark.parametrize("kind,duration", [("linear", 3.0), ("pacejka", 2.0), ("ishigami_lut", 1.0)])
-def test_zoe_rough_terrain_matches_python(zoe_model, rough, kind, duration):
-    ctrl = BodyVelocityController(zoe_model, "naive")
-    q0 = zoe.initial_state(zoe_model, rough)
-    py, cc = both(zoe_model, rough, duration, (0.5, 0.0), q0=q0, dt=0.04, controller=ctrl,
-                  dynamics=zoe.dynamics_options(zoe_model, kind))
-    assert_same(py, cc)
-    assert cc.q[-1, 4] > 0.5 * 0.5 * duration  # it drove forward
-
-
-def test_geometric_controller_turning_with_steering_matches_python(rough):
-    model = wmr.load_model("zoe")  # passive axle steering driven by differential wheel speeds
-    sim = Simulator(model, rough, mode="kinematic")
-    q0 = sim.initial_state()
-    py, cc = both(model, rough, 2.0, lambda t: (0.5, 0.3 if t > 0.5 else 0.0), q0=q0, dt=0.04)
-    assert_same(py, cc)
-    assert abs(cc.q[-1, 7:]).max() > 0.01  # the axles did steer
-
-
-@pytest.mark.parametrize("name", ["rocky7", "pvc_tricycle", "recbot"])
-def test_articulated_vehicles_on_a_rough_grid_match_python(name):
-    model = wmr.load_model(name)
-    terrain = gaussian_rough_terrain(rms=0.03, corr_len=0.3, bounds=(-2, 6, -3, 3), seed=4)
-    py, cc = both(model, terrain, 1.5, (0.4, 0.2), dt=0.04)
-    assert_same(py, cc, atol=1e-7)
-
-
-def test_pi_actuators_and_substeps_match_python():
-    """LandTamer with P(I) actuators (ki > 0 here, so the integral state matters), dropped from 3 cm so the first
-    contact needs sub-steps, on a slope; the PI integral left in the actuator matches too."""
+def test_step_by_step_loop_carries_the_pi_integral_and_substeps_like_one_call():
+    """LandTamer with PI actuators (the integral is SimData's state, carried from call to call), dropped from
+    3 cm so the first contact needs sub-steps, turning on a slope: the Python loop of single steps and the
+    one-call rollout give the same run, row for row."""
     model = wmr.load_model("landtamer")
     terrain = Plane(normal=(np.sin(0.1), 0.0, np.cos(0.1)))
     q0 = Simulator(model, terrain).initial_state()
     q0[6] += 0.03
-    runs = []
-    for engine in ("python", "compiled"):
-        opts = DynamicsOptions.from_config(model, contact="pacejka", actuator="pi", max_iterations=4)
-        opts.actuator = PIActuator(kp=2000.0, ki=500.0, torque_limit=3000.0)
-        sim = Simulator(model, terrain, mode="dynamic", dt=0.05, engine=engine, dynamics=opts)
-        runs.append((sim.run(2.0, lambda t: (1.0, 0.5 if t > 1 else 0.0), q0=q0, progress=False), opts.actuator))
-    (py, a_py), (cc, a_cc) = runs
-    assert_same(py, cc, atol=1e-7)
-    np.testing.assert_allclose(a_cc.integral, a_py.integral, atol=1e-9)
-    assert np.any(py.iterations > 4)  # some steps were retaken as sub-steps (iterations summed over them)
+    opts = dataclasses.replace(DynamicsOptions.from_config(model, contact="pacejka", max_iterations=4),
+                               actuator=PIActuator(kp=2000.0, ki=500.0, torque_limit=3000.0))
+    loop, one = both(model, terrain, 2.0, lambda t: (1.0, 0.5 if t > 1 else 0.0), q0=q0, dt=0.05, dynamics=opts)
+    assert_same(loop, one)
+    assert np.any(one.iterations > 4)  # some steps were retaken as sub-steps (iterations summed over them)
+    assert one.q[-1, 4] > 1.0  # it drove
 
 
-def test_constant_mass_matrix_option_matches_python(zoe_model, rough):
+def test_python_contact_model_runs_inside_the_engine_like_the_kernel_it_wraps(zoe_model, rough):
+    """A ContactModel written in Python (here: calling LinearContact's checked Python entry) is called back
+    from the compiled step; the run equals the bundled kernel's to rounding, and two simulators share it."""
+    base = zoe.dynamics_options(zoe_model, "linear").contact
+    calls = []
+
+    class Wrapped(ContactModel):
+        def evaluate(self, v_c, R_omega, dz):
+            calls.append(len(dz))
+            return base.evaluate(v_c, R_omega, dz)
+
+    ctrl = BodyVelocityController(zoe_model, "naive")
     q0 = zoe.initial_state(zoe_model, rough)
-    opts = [DynamicsOptions.from_config(zoe_model, contact="linear", constant_mass_matrix=True) for _ in range(2)]
-    res = [Simulator(zoe_model, rough, mode="dynamic", dt=0.04, engine=e, dynamics=o,
-                     controller=BodyVelocityController(zoe_model, "naive")).run(1.0, (0.5, 0.0), q0=q0, progress=False)
-           for e, o in zip(("python", "compiled"), opts, strict=True)]
-    assert_same(*res)
+    shared = DynamicsOptions(contact=Wrapped())
+    runs = [Simulator(zoe_model, rough, mode="dynamic", dt=0.04, controller=ctrl, dynamics=o).run(
+        1.0, (0.5, 0.1), q0=q0, progress=False) for o in (DynamicsOptions(contact=base), shared, shared)]
+    assert_same(runs[0], runs[1], atol=1e-10)
+    assert_same(runs[1], runs[2], atol=0.0)  # shared options: no state leaks from one run into the next
+    assert len(calls) > 25 and set(calls) == {zoe_model.num_wheels}
+
+
+def test_python_actuator_model_runs_inside_the_engine_like_the_kernel_it_wraps():
+    """An ActuatorModel written in Python (wrapping the DC-motor law) equals the bundled torque-speed kernel;
+    a Python model that returns a wrong shape is named in the error."""
+    model = wmr.load_model("landtamer")
+    motor = TorqueSpeedActuator(stall_torque=400.0, no_load_speed=2.0, torque_limit=600.0)
+
+    class Motor(ActuatorModel):
+        def evaluate(self, theta, theta_dot, u, dt):
+            return motor.evaluate(theta, theta_dot, u, dt)
+
+    class Broken(ActuatorModel):
+        def evaluate(self, theta, theta_dot, u, dt):
+            return np.zeros(2), np.zeros((2, 2))
+
+    contact = DynamicsOptions.from_config(model, contact="linear").contact
+    q0 = Simulator(model, Plane()).initial_state()
+    q0[6] -= 0.01
+    runs = [Simulator(model, Plane(), mode="dynamic", dt=0.04, dynamics=DynamicsOptions(contact=contact, actuator=a))
+            .run(2.0, (1.0, 0.2), q0=q0, progress=False) for a in (motor, Motor())]
+    assert_same(runs[0], runs[1], atol=1e-10)
+    with pytest.raises(ModelError, match=r"actuator model Broken.evaluate: output 0 has shape \(2,\), expected \(6,\)"):
+        Simulator(model, Plane(), mode="dynamic", dynamics=DynamicsOptions(contact=contact, actuator=Broken())).run(
+            0.1, (1.0, 0.0), q0=q0, progress=False)
 
 
 # ---- batches ----------------------------------------------------------------------------------------------
@@ -144,7 +156,7 @@ def test_batch_equals_single_rollouts(zoe_sim, zoe_model, rough):
 def test_batch_per_trajectory_contact_parameters(zoe_model, rough, zoe_sim):
     """Friction μ per trajectory equals separate simulators built with that μ."""
     q0 = zoe.initial_state(zoe_model, rough)
-    base = zoe_sim.force_balance.opt.contact
+    base = zoe_sim.compiled.options.contact
     P0, _ = base.kernel_data(zoe_model.num_wheels)
     mus = [0.05, 1.0]
     P = np.repeat(P0[None], 2, axis=0)
@@ -182,23 +194,28 @@ def test_bad_batch_input_is_named(zoe_sim):
         zoe_sim.rollout_batch(np.zeros((2, 5, 2)), qvel0=np.zeros(3))
 
 
-def test_python_only_configurations_fall_back_or_explain(zoe_model, rough):
+def test_engine_choices_and_what_they_run(zoe_model, rough):
     custom = lambda q, T, v, w: np.full(4, v / 0.325)  # noqa: E731
     sim = Simulator(zoe_model, rough, mode="dynamic", controller=custom)
-    assert sim.engine_used == "python"
+    assert sim.engine_used == "python"  # a Python loop calling the custom controller between compiled steps
+    res = sim.run(1.0, (0.5, 0.0), progress=False)
+    assert res.q[-1, 4] - res.q[0, 4] > 0.3
     with pytest.raises(ModelError, match="custom controller"):
         Simulator(zoe_model, rough, mode="dynamic", controller=custom, engine="compiled")
     opts = DynamicsOptions.from_config(zoe_model, approximate_bias=True)
-    assert Simulator(zoe_model, rough, mode="dynamic", dynamics=opts).engine_used == "python"
+    assert Simulator(zoe_model, rough, mode="dynamic", dynamics=opts).engine_used == "compiled"
     box = Box(center=(2.0, 0.0), size=(1.0, 1.0), height=0.1)
-    assert Simulator(zoe_model, box, mode="dynamic").engine_used == "python"  # auto never rasterizes
-    assert Simulator(zoe_model, box, mode="dynamic", engine="compiled").engine_used == "compiled"
+    assert Simulator(zoe_model, box, mode="dynamic").engine_used == "compiled"  # rasterized at 2 cm
     ramp = Ramp(x_start=1.0, height=0.3, slope_deg=10.0)
-    assert Simulator(zoe_model, ramp, mode="dynamic").engine_used == "compiled"  # exact profile kind
+    assert Simulator(zoe_model, ramp, mode="dynamic").engine_used == "compiled"
     with pytest.raises(ModelError, match="engine 'warp' is not one of"):
         Simulator(zoe_model, rough, mode="dynamic", engine="warp")
     with pytest.raises(ModelError, match="rollout_batch needs mode='dynamic'"):
         Simulator(zoe_model, rough, mode="kinematic").rollout_batch(np.zeros((1, 3, 2)))
+    with pytest.raises(ModelError, match="dynamics must be a DynamicsOptions"):
+        Simulator(zoe_model, rough, mode="dynamic", dynamics={"contact": "linear"})
+    with pytest.raises(ModelError, match="must be a contact model with evaluate"):
+        Simulator(zoe_model, rough, mode="dynamic", dynamics=DynamicsOptions(contact="linear"))
 
 
 def test_nan_command_raises(zoe_model):
@@ -230,20 +247,17 @@ def test_nopython_disabled_jit_runs_the_same_code(tmp_path):
     np.testing.assert_allclose(outs[1], outs[0], atol=1e-12)
 
 
-def test_fewer_collision_samples_match_python_and_stay_close_to_the_default(zoe_model, rough):
-    """DynamicsOptions.collision_samples reaches both paths; 12 coarse samples give nearly the default motion."""
+def test_fewer_collision_samples_stay_close_to_the_default(zoe_model, rough):
+    """DynamicsOptions.collision_samples reaches the engine; 12 coarse samples give nearly the default motion."""
     ctrl = BodyVelocityController(zoe_model, "naive")
     q0 = zoe.initial_state(zoe_model, rough)
-    opts = DynamicsOptions.from_config(zoe_model, contact="linear", collision_samples=12)
-    py, cc = both(zoe_model, rough, 2.0, (0.5, 0.0), q0=q0, dt=0.04, controller=ctrl, dynamics=opts)
-    assert_same(py, cc)
-    ref = Simulator(zoe_model, rough, mode="dynamic", dt=0.04, controller=ctrl,
-                    dynamics=DynamicsOptions.from_config(zoe_model, contact="linear")).run(2.0, (0.5, 0.0), q0=q0,
-                                                                                          progress=False)
-    assert np.linalg.norm(cc.q[-1, 4:7] - ref.q[-1, 4:7]) < 1e-3  # m
+    runs = [Simulator(zoe_model, rough, mode="dynamic", dt=0.04, controller=ctrl,
+                      dynamics=DynamicsOptions.from_config(zoe_model, contact="linear", **kw)).run(
+        2.0, (0.5, 0.0), q0=q0, progress=False) for kw in ({"collision_samples": 12}, {})]
+    assert np.linalg.norm(runs[0].q[-1, 4:7] - runs[1].q[-1, 4:7]) < 1e-3  # m
+    assert np.abs(runs[0].q[-1] - runs[1].q[-1]).max() > 0.0  # but not the very same search
     with pytest.raises(ModelError, match="collision_samples must be an integer >= 8"):
-        Simulator(zoe_model, rough, mode="dynamic",
-                  dynamics=DynamicsOptions.from_config(zoe_model, collision_samples=4))
+        DynamicsOptions.from_config(zoe_model, collision_samples=4)
 
 
 @pytest.mark.parametrize("mode", ["dynamic", "kinematic"])
@@ -264,31 +278,17 @@ def test_torque_speed_motors_cap_the_wheel_rate_at_their_no_load_speed():
     """LandTamer on flat ground commanded 2 m/s with DC motors (torque–speed line, eq. 2.73) whose no-load speed
     is half the commanded wheel rate: the motors saturate, and the rover settles where each motor's torque
     (stall·(1 − θ̇/ω0)) balances the small rolling losses: θ̇ just below ω0 (the motor line is the oracle),
-    the speed ω0·r less the slip.  Python and compiled paths agree."""
-    from wmr_dynamics.actuators import TorqueSpeedActuator
-
+    the speed ω0·r less the slip."""
     model = wmr.load_model("landtamer")
     r = float(model.wheel_radii[0])
     w0, stall = 1.0 / r, 400.0  # rad/s, N·m
     q0 = Simulator(model, Plane()).initial_state()
-    q0[6] -= 0.01  # pressed 1 cm into the ground: off the contact law's kink at Δz = 0, where the two paths'
-    # rounding would pick different one-sided derivatives (and iteration counts) at the first step
-    runs = []
-    for engine in ("python", "compiled"):
-        opts = DynamicsOptions.from_config(model, contact="linear")
-        # (a torque limit above the stall torque: at rest the motor line gives exactly the stall torque, and a
-        # limit equal to it would put the first step on the cap's kink, where the two paths' rounding picks
-        # different one-sided derivatives and different iteration counts)
-        opts.actuator = TorqueSpeedActuator(stall_torque=stall, no_load_speed=w0, torque_limit=1.5 * stall)
-        sim = Simulator(model, Plane(), mode="dynamic", dt=0.04, engine=engine, dynamics=opts)
-        assert sim.engine_used == engine
-        runs.append(sim.run(8.0, (2.0, 0.0), q0=q0, progress=False))
-    py, cc = runs
-    np.testing.assert_allclose(cc.q, py.q, atol=1e-7)
-    np.testing.assert_allclose(cc.qvel, py.qvel, atol=1e-6)
-    # (at the steady state the warm start's residual sits at the tolerance, so a step may need 0 iterations on
-    # one path and 1 on the other: compare the totals, not step by step)
-    assert abs(cc.iterations.sum() - py.iterations.sum()) <= 5 and cc.converged.all() and py.converged.all()
+    q0[6] -= 0.01  # pressed 1 cm into the ground
+    opts = dataclasses.replace(DynamicsOptions.from_config(model, contact="linear"),
+                               actuator=TorqueSpeedActuator(stall_torque=stall, no_load_speed=w0,
+                                                            torque_limit=1.5 * stall))
+    cc = Simulator(model, Plane(), mode="dynamic", dt=0.04, dynamics=opts).run(8.0, (2.0, 0.0), q0=q0, progress=False)
+    assert cc.converged.all()
     rates = cc.qvel[-1, model.wheel_frame + 5]
     assert np.all(rates < w0) and np.all(rates > 0.97 * w0)  # saturated on the motor line, near no load
     torque = stall * (1.0 - rates / w0)

@@ -35,7 +35,7 @@ def test_cholesky_rejects_indefinite():
 
 
 def _python_selection(A, rigid, tol):
-    """The Python path's rule (ForceBalance._independent_rows): null space of the rigid rows, pivoted QR."""
+    """Eqs. 2.66–2.68 with SciPy (an independent oracle): null space of the rigid rows, then pivoted QR."""
     rows = np.flatnonzero(~rigid)
     if rigid.any():
         Ared = A[rows] @ sla.null_space(A[rigid])
@@ -82,5 +82,5 @@ def test_projector_from_rigid_basis_equals_python_projector():
     basis = np.zeros((13, 13))
     nb = L.orthonormal_rows(A_R, 4, 13, np.ones(4, dtype=np.bool_), basis)
     P_ours = np.eye(13) - basis[:nb].T @ basis[:nb]
-    P_ref = np.eye(13) - A_R.T @ np.linalg.solve(A_R @ A_R.T, A_R)  # force_balance.py
+    P_ref = np.eye(13) - A_R.T @ np.linalg.solve(A_R @ A_R.T, A_R)  # P = I − A_Rᵀ(A_R A_Rᵀ)⁻¹A_R
     np.testing.assert_allclose(P_ours, P_ref, atol=1e-12)

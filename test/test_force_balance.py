@@ -1,4 +1,7 @@
-"""Force-balance optimization (thesis §2.4.3): the analytic ∂e/∂x, the solution, and a user-supplied model."""
+"""Force-balance optimization (thesis §2.4.3): the analytic ∂e/∂x, the solution, and a user-supplied model.
+
+Everything runs on the one compiled engine; the user's Python contact model below is called back from it.
+"""
 
 from pathlib import Path
 
@@ -6,9 +9,11 @@ import numpy as np
 import pytest
 
 from wmr_dynamics import load_model
-from wmr_dynamics.dynamics.force_balance import DynamicsOptions, ForceBalance
+from wmr_dynamics.compiled.engine import ForceBalanceProblem
+from wmr_dynamics.dynamics.force_balance import DynamicsOptions
 from wmr_dynamics.kinematics import initialize_contact
 from wmr_dynamics.model import G
+from wmr_dynamics.stepper import Stepper
 from wmr_dynamics.terrain import Plane, gaussian_rough_terrain
 
 
@@ -55,15 +60,15 @@ DATA = Path(__file__).parent / "data"
 def test_force_balance_jacobian_matches_finite_differences(name):
     model = load_model(name)
     ground = gaussian_rough_terrain(rms=0.05, corr_len=0.5, seed=3)
-    fb = ForceBalance(model, ground, DynamicsOptions(contact=tire_for(model)))
     rng = np.random.default_rng(0)
     q = initialize_contact(model, model.state(xyz=(1.0, 0.0, 1.0), rpy=(0, 0, 0.2)), ground)
     q[6] -= 0.01
     qvel = rng.normal(scale=0.2, size=model.num_dof)
     u = rng.normal(scale=1.0, size=len(model.actuated_joint_names))
-    evaluate, x0, _ = fb.problem(q, qvel, u, 0.04)
-    x = x0 + rng.normal(scale=0.05, size=x0.shape)
-    e, J, _ = evaluate(x)
+    fb = ForceBalanceProblem(model, ground, DynamicsOptions(contact=tire_for(model)), q, qvel, u, 0.04)
+    evaluate = fb.evaluate
+    x = fb.x0 + rng.normal(scale=0.05, size=fb.x0.shape)
+    e, J, _, _ = evaluate(x)
     h = 1e-6
     J_fd = np.stack([(evaluate(x + h * d)[0] - evaluate(x - h * d)[0]) / (2 * h) for d in np.eye(len(x))], axis=1)
     np.testing.assert_allclose(J, J_fd, rtol=1e-5, atol=1e-6 * np.abs(J_fd).max())
@@ -72,28 +77,23 @@ def test_force_balance_jacobian_matches_finite_differences(name):
 def test_user_model_static_equilibrium_on_flat_ground():
     # Zoë at rest (ideal actuators holding zero wheel rate): normal forces carry the weight, nothing moves.
     model = load_model("zoe")
-    fb = ForceBalance(model, Plane(), DynamicsOptions(contact=tire_for(model)))
-    q = initialize_contact(model, model.state(xyz=(0, 0, 1.0)), Plane())
-    qvel = np.zeros(model.num_dof)
-    for _ in range(250):  # 10 s at dt 0.04
-        r = fb.step(q, qvel, np.zeros(4), 0.04)
-        q, qvel = r.q, r.qvel
-    assert r.contact_force[:, 2].sum() == pytest.approx(model.total_mass * G, rel=1e-3)
-    assert np.linalg.norm(q[4:6]) < 1e-3 and np.abs(qvel).max() < 1e-3
-    assert r.cost < 1e-6 * model.total_mass * G  # the models are satisfied (eq. 2.77 at its minimum)
+    st = Stepper(model, Plane(), "dynamic", 0.04, dynamics=DynamicsOptions(contact=tire_for(model)))
+    d = st.make_data(initialize_contact(model, model.state(xyz=(0, 0, 1.0)), Plane()))
+    st.advance(d, 250, rates=np.zeros(4))  # 10 s at dt 0.04
+    assert d.contact_force[:, 2].sum() == pytest.approx(model.total_mass * G, rel=1e-3)
+    assert np.linalg.norm(d.q[4:6]) < 1e-3 and np.abs(d.qvel).max() < 1e-3
+    assert d.cost < 1e-6 * model.total_mass * G  # the models are satisfied (eq. 2.77 at its minimum)
 
 
 def _drive(model, ground, opts, steps=100, dt=0.04, u_scale=1.0):
-    fb = ForceBalance(model, ground, opts)
-    q = initialize_contact(model, model.state(xyz=(0.0, 0.0, 1.0)), ground)
-    qvel = np.zeros(model.num_dof)
+    st = Stepper(model, ground, "dynamic", dt, dynamics=opts)
+    d = st.make_data(initialize_contact(model, model.state(xyz=(0.0, 0.0, 1.0)), ground))
     u = u_scale * np.ones(len(model.actuated_joint_names))
     its = []
     for _ in range(steps):
-        r = fb.step(q, qvel, u, dt)
-        q, qvel = r.q, r.qvel
-        its.append(r.iterations)
-    return q, qvel, r, np.array(its)
+        st.advance(d, rates=u)
+        its.append(d.iterations)
+    return d.q, d.qvel, d, np.array(its)
 
 
 def test_constant_mass_matrix_is_exact_for_a_rigid_vehicle():
@@ -132,14 +132,15 @@ def test_force_balance_jacobian_with_pi_actuators(name):
     model = load_model(name)
     ground = gaussian_rough_terrain(rms=0.05, corr_len=0.5, seed=3)
     na = len(model.actuated_joint_names)
-    fb = ForceBalance(model, ground, DynamicsOptions(contact=tire_for(model),
-                                                    actuator=PIActuator(kp=50.0, ki=5.0, torque_limit=400.0, n=na)))
+    opts = DynamicsOptions(contact=tire_for(model), actuator=PIActuator(kp=50.0, ki=5.0, torque_limit=400.0, n=na))
     rng = np.random.default_rng(1)
     q = initialize_contact(model, model.state(xyz=(1.0, 0.0, 1.0)), ground)
     q[6] -= 0.01
-    evaluate, x0, _ = fb.problem(q, rng.normal(scale=0.2, size=model.num_dof), rng.normal(size=na), 0.04)
-    x = x0 + rng.normal(scale=0.05, size=x0.shape)
-    _, J, _ = evaluate(x)
+    fb = ForceBalanceProblem(model, ground, opts, q, rng.normal(scale=0.2, size=model.num_dof), rng.normal(size=na),
+                             0.04, integral=rng.normal(scale=0.5, size=na))
+    evaluate = fb.evaluate
+    x = fb.x0 + rng.normal(scale=0.05, size=fb.x0.shape)
+    _, J, _, _ = evaluate(x)
     h = 1e-6
     J_fd = np.stack([(evaluate(x + h * d)[0] - evaluate(x - h * d)[0]) / (2 * h) for d in np.eye(len(x))], axis=1)
     np.testing.assert_allclose(J, J_fd, rtol=1e-5, atol=1e-6 * np.abs(J_fd).max())
@@ -151,18 +152,20 @@ def test_touchdown_that_the_newton_iteration_cannot_settle_is_retaken_in_half_st
     from wmr_dynamics.dynamics.force_balance import DynamicsOptions as Opts
 
     model = load_model("landtamer")
-    fb = ForceBalance(model, Plane(), Opts.from_config(model, contact="pacejka"))
+    opts = Opts.from_config(model, contact="pacejka")
     q = initialize_contact(model, model.state(xyz=(0, 0, 1.0)), Plane())
     q[6] += 0.2
-    qvel = np.zeros(model.num_dof)
-    results = []
+    converged, iterations = [], []
+    st = Stepper(model, Plane(), "dynamic", 0.04, dynamics=opts)
+    d = st.make_data(q)
     for _ in range(40):
-        r = fb.step(q, qvel, np.zeros(6), 0.04)
-        q, qvel = r.q, r.qvel
-        results.append(r)
-    assert all(r.converged for r in results)
-    assert any(r.substeps > 1 for r in results)  # the touchdown step was split
-    assert results[-1].contact_force[:, 2].sum() == pytest.approx(model.total_mass * G, rel=1e-3)
+        st.advance(d, rates=np.zeros(6))
+        converged.append(d.converged)
+        iterations.append(d.iterations)
+    assert all(converged)
+    # the touchdown step was split: more iterations than one step's Newton loop may take
+    assert max(iterations) > opts.max_iterations
+    assert d.contact_force[:, 2].sum() == pytest.approx(model.total_mass * G, rel=1e-3)
 
 
 def test_dynamic_simulator_starts_from_a_given_velocity():

@@ -11,9 +11,10 @@ import pytest
 
 from wmr_dynamics import bundled_vehicles, load_model
 from wmr_dynamics.contact_models import LinearContact
-from wmr_dynamics.dynamics.force_balance import DynamicsOptions, ForceBalance
+from wmr_dynamics.dynamics.force_balance import DynamicsOptions
 from wmr_dynamics.kinematics import initialize_contact
 from wmr_dynamics.model import G
+from wmr_dynamics.stepper import Stepper
 from wmr_dynamics.terrain import Plane
 
 DT, SETTLE, DURATION = 0.04, 4.0, 10.0
@@ -22,19 +23,17 @@ DT, SETTLE, DURATION = 0.04, 4.0, 10.0
 def settle(model, ground, contact, yaw=0.0):
     """Start with the wheels just touching (Δz = 0), let the tires compress for 4 s, then hold 10 s.
 
-    Returns the last step and the body's x, y over the 10 s hold.
+    Returns the simulation data after the last step and the body's x, y over the 10 s hold.
     """
-    fb = ForceBalance(model, ground, DynamicsOptions(contact=contact))
-    q = initialize_contact(model, model.state(xyz=(0.0, 0.0, 2.0), rpy=(0, 0, yaw)), ground)
-    qvel = np.zeros(model.num_dof)
+    st = Stepper(model, ground, "dynamic", DT, dynamics=DynamicsOptions(contact=contact))
+    d = st.make_data(initialize_contact(model, model.state(xyz=(0.0, 0.0, 2.0), rpy=(0, 0, yaw)), ground))
     u = np.zeros(len(model.actuated_joint_names))
-    xy = []
-    for k in range(int((SETTLE + DURATION) / DT)):
-        r = fb.step(q, qvel, u, DT)
-        q, qvel = r.q, r.qvel
-        if k >= int(SETTLE / DT) - 1:
-            xy.append(q[4:6].copy())
-    return r, np.array(xy), q
+    st.advance(d, int(SETTLE / DT), rates=u)
+    xy = [d.q[4:6].copy()]
+    for _ in range(int(DURATION / DT)):
+        st.advance(d, rates=u)
+        xy.append(d.q[4:6].copy())
+    return d, np.array(xy), d.q
 
 
 def vehicle_contact(model, c_slip_factor):

@@ -3,8 +3,10 @@
 Force-balance optimization (§2.4.3) needs each model's force *and* its derivative with respect to the
 velocities it solves for.  The models here are evaluated at the candidate joint rates of the *next* time
 step (eq. 2.61 / 2.83), so anything integrated over the step (a PI controller's integral) is a *tentative*
-value until the step is accepted: :meth:`ActuatorModel.evaluate` never changes the model's state, and
-:meth:`ActuatorModel.commit` makes the accepted step's state permanent.
+value until the step is accepted.  Models are immutable parameter sets: the state they integrate lives in
+the simulation's data (:class:`~wmr_dynamics.stepper.SimData`, ``integral``), is passed to
+:meth:`PIActuator.evaluate` and advanced by :meth:`PIActuator.advance` once a step is accepted, so one model
+may serve any number of simulations.
 
 Units: joint rates θ̇ and commands u in rad/s (m/s for prismatic joints), forces in N·m (N), dt in s.
 Arrays run over the actuated joints in ``WmrModel.actuated_joint_names`` order.
@@ -56,8 +58,9 @@ def _unbox(a: NDArray) -> float | NDArray:
 class ActuatorModel(abc.ABC):
     """``f_act = f(θ_act, θ̇_act, u, ...)`` (thesis eq. 2.73) with its derivative in θ̇.
 
-    Subclass and implement :meth:`evaluate` (and :meth:`commit` / :meth:`reset` if the model has state).
-    A model may couple joints: the derivative is a full (na, na) matrix.
+    Subclass and implement :meth:`evaluate` (a stateless law of θ, θ̇, u and dt).  A model may couple joints:
+    the derivative is a full (na, na) matrix.  A Python model runs inside the compiled engine through a
+    callback (:mod:`wmr_dynamics.compiled.callbacks`).
     """
 
     name: str = "custom"
@@ -78,15 +81,6 @@ class ActuatorModel(abc.ABC):
             ``(f, df_dthetadot)``: (na,) forces/torques exerted by the actuators (positive drives the joint in
             its positive direction), N or N·m; (na, na) ``∂f_i/∂θ̇_j``.
         """
-
-    def commit(self, theta: ArrayLike | None = None, theta_dot: ArrayLike | None = None, u: ArrayLike | None = None,
-               dt: float | None = None) -> None:
-        """Accept a time step (no-op for stateless models); see :class:`PIActuator`."""
-        return
-
-    def reset(self) -> None:
-        """Forget internal state (no-op for stateless models)."""
-        return
 
     def _check(self, theta_dot: ArrayLike, u: ArrayLike, dt: float) -> tuple[NDArray, NDArray, float]:
         td = _vec(f"{self.name} actuator", "theta_dot", theta_dot)
@@ -120,7 +114,8 @@ class IdealActuator(ActuatorModel):
 @njit
 def _pi_kernel(theta_dot: NDArray, u: NDArray, dt: float, integral: NDArray, kp: NDArray, ki: NDArray,
                limit: NDArray, smooth: bool, f: NDArray, df: NDArray, trial: NDArray) -> None:
-    """PI law with the integral advanced by this step; ``f``, ``df`` (diagonal), ``trial`` (tentative integral)."""
+    """PI law with the integral advanced by this step; ``f``, the diagonal of ``df`` (na, na) (the rest is left
+    untouched: zero), ``trial`` (tentative integral)."""
     n = theta_dot.shape[0]
     for i in range(n):
         a = kp[0] if kp.shape[0] == 1 else kp[i]
@@ -133,22 +128,21 @@ def _pi_kernel(theta_dot: NDArray, u: NDArray, dt: float, integral: NDArray, kp:
         if L > 0.0 and smooth:
             t = math.tanh(fu / L)
             f[i] = L * t
-            df[i] = (1.0 - t * t) * dfu
+            df[i, i] = (1.0 - t * t) * dfu
         elif L > 0.0 and (fu > L or fu < -L):
             f[i] = L if fu > 0.0 else -L
-            df[i] = 0.0
+            df[i, i] = 0.0
         else:
             f[i] = fu
-            df[i] = dfu
+            df[i, i] = dfu
 
 
 class PIActuator(ActuatorModel):
     """Proportional–integral rate controller: ``f = kp (u − θ̇) + ki ∫(u − θ̇) dt``, optionally torque-limited.
 
-    The integral used by :meth:`evaluate` is the committed one advanced by this step,
-    ``I + (u − θ̇)·dt`` (θ̇ being the candidate next-step rate), so ``∂f/∂θ̇ = −(kp + ki·dt)``.  The integral
-    changes only in :meth:`commit`: with no arguments it accepts the tentative integral of the latest
-    :meth:`evaluate` call; with ``theta_dot, u, dt`` it advances by those.
+    The integral ``I`` is the simulation's state (``SimData.integral``), not the model's: :meth:`evaluate`
+    uses the integral advanced by this step, ``I + (u − θ̇)·dt`` (θ̇ being the candidate next-step rate), so
+    ``∂f/∂θ̇ = −(kp + ki·dt)``; :meth:`advance` gives the integral after an accepted step.
 
     Torque limit ``torque_limit`` (eq. 2.72, ODE's ``dParamFMax``), per joint or shared:
 
@@ -156,12 +150,12 @@ class PIActuator(ActuatorModel):
       exactly 0 once ``|f_u| > L`` (one-sided at ``|f_u| = L``).
     * ``saturation="tanh"``: ``f = L·tanh(f_u/L)``, smooth, derivative ``(1 − tanh²)·∂f_u/∂θ̇``.
 
-    With a limit, :meth:`commit` clamps the integral to ``|ki·I| <= L`` (anti-windup).
+    With a limit, :meth:`advance` clamps the integral to ``|ki·I| <= L`` (anti-windup).
 
     Args:
         kp: N·m per rad/s (>= 0), a number or one per joint.  ki: N·m per rad (>= 0).
-        torque_limit: N·m (> 0) or None for no limit.  n: number of actuated joints (else taken from the first
-            call).
+        torque_limit: N·m (> 0) or None for no limit.  n: number of actuated joints, if known (checks the
+            per-joint parameters' lengths).
     """
 
     name = "pi"
@@ -179,50 +173,41 @@ class PIActuator(ActuatorModel):
         sizes = {a.size for a in (self.kp, self.ki, self._limit) if a.size > 1}
         if len(sizes) > 1:
             raise ModelError(f"{owner}: per-joint parameters have different lengths {sorted(sizes)}")
-        if n is None and sizes:
-            n = sizes.pop()
-        self.integral: NDArray | None = None if n is None else np.zeros(int(n))
-        self._trial: NDArray | None = None
+        self.n = int(n) if n is not None else (sizes.pop() if sizes else None)
 
-    def _state(self, n: int) -> NDArray:
-        if self.integral is None:
-            self.integral = np.zeros(n)
-        if self.integral.size != n:
-            raise ModelError(f"pi actuator: called with {n} joints, configured for {self.integral.size}")
+    def _integral(self, n: int, integral: ArrayLike | None) -> NDArray:
+        if self.n is not None and self.n != n:
+            raise ModelError(f"pi actuator: called with {n} joints, configured for {self.n}")
         for a, name in ((self.kp, "kp"), (self.ki, "ki"), (self._limit, "torque_limit")):
             if a.size not in (1, n):
                 raise ModelError(f"pi actuator: parameter '{name}' has {a.size} entries for {n} joints")
-        return self.integral
+        if integral is None:
+            return np.zeros(n)
+        i = _vec("pi actuator", "integral", integral, n)
+        return np.full(n, i[0]) if i.size != n else i
 
-    def evaluate(self, theta, theta_dot, u, dt):
+    def _law(self, theta_dot, u, dt, integral) -> tuple[NDArray, NDArray, NDArray]:
         td, uu, dt = self._check(theta_dot, u, dt)
         n = td.size
-        integral = self._state(n)
-        f, d, trial = np.empty(n), np.empty(n), np.empty(n)
-        _pi_kernel(td, uu, dt, integral, self.kp, self.ki, self._limit, self.saturation == "tanh", f, d, trial)
-        self._trial = trial
-        return f, np.diag(d)
+        I0 = self._integral(n, integral)
+        f, d, trial = np.empty(n), np.zeros((n, n)), np.empty(n)
+        _pi_kernel(td, uu, dt, I0, self.kp, self.ki, self._limit, self.saturation == "tanh", f, d, trial)
+        return f, d, trial
 
-    def commit(self, theta=None, theta_dot=None, u=None, dt=None) -> None:
-        """Accept the step: integral ← tentative integral (latest evaluate, or the one given by the arguments)."""
-        if theta_dot is not None or u is not None or dt is not None:
-            if theta_dot is None or u is None or dt is None:
-                raise ModelError("pi actuator: commit() needs all of theta_dot, u and dt, or none of them")
-            self.evaluate(theta, theta_dot, u, dt)
-        if self._trial is None:
-            raise ModelError("pi actuator: commit() before any evaluate(): nothing to accept")
-        new = self._trial.copy()
+    def evaluate(self, theta, theta_dot, u, dt, integral: ArrayLike | None = None):
+        """Forces and ∂f/∂θ̇ with the committed integral ``integral`` (rad; default zero) advanced by this step."""
+        f, d, _ = self._law(theta_dot, u, dt, integral)
+        return f, d
+
+    def advance(self, theta_dot: ArrayLike, u: ArrayLike, dt: float, integral: ArrayLike | None = None) -> NDArray:
+        """The integral after accepting a step that ended at rates ``theta_dot``: ``I + (u − θ̇)·dt``, clamped
+        to ``|ki·I| <= torque_limit`` (anti-windup)."""
+        new = self._law(theta_dot, u, dt, integral)[2]
         if self.torque_limit is not None:
             with np.errstate(divide="ignore"):
                 cap = np.where(self.ki > 0, self._limit / np.where(self.ki > 0, self.ki, 1.0), np.inf)
             new = np.clip(new, -cap, cap)
-        self.integral = new
-        self._trial = None
-
-    def reset(self) -> None:
-        if self.integral is not None:
-            self.integral = np.zeros_like(self.integral)
-        self._trial = None
+        return new
 
     def __repr__(self) -> str:
         lim = None if self.torque_limit is None else _unbox(self.torque_limit)
@@ -251,7 +236,7 @@ def _torque_speed_kernel(theta_dot: NDArray, u: NDArray, stall: NDArray, w0: NDA
         elif fi < -L:
             fi, dfi = -L, 0.0
         f[i] = fi
-        df[i] = dfi
+        df[i, i] = dfi
 
 
 class TorqueSpeedActuator(ActuatorModel):
@@ -288,9 +273,9 @@ class TorqueSpeedActuator(ActuatorModel):
                         (self.gain, "gain"), (self.torque_limit, "torque_limit")):
             if a.size not in (1, n):
                 raise ModelError(f"torque_speed actuator: parameter '{name}' has {a.size} entries for {n} joints")
-        f, d = np.empty(n), np.empty(n)
+        f, d = np.empty(n), np.zeros((n, n))
         _torque_speed_kernel(td, uu, self.stall_torque, self.no_load_speed, self.gain, self.torque_limit, f, d)
-        return f, np.diag(d)
+        return f, d
 
     def __repr__(self) -> str:
         return (f"TorqueSpeedActuator(stall_torque={_unbox(self.stall_torque)}, "
@@ -412,6 +397,4 @@ def actuator_from_config(cfg: dict | None, n_actuated: int) -> ActuatorModel:
         a = getattr(act, name, None)
         if isinstance(a, np.ndarray) and a.size not in (1, n_actuated):
             raise ModelError(f"actuators: {model}: '{name}' has {a.size} entries for {n_actuated} actuated joints")
-    if isinstance(act, PIActuator):
-        act.integral = np.zeros(n_actuated)
     return act

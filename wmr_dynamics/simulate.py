@@ -1,9 +1,10 @@
-"""Simulator: kinematic and enhanced-kinematic motion prediction over a terrain (thesis Fig. 2.6).
+"""Simulator: whole runs of the kinematic, enhanced-kinematic and dynamic models over a terrain (Fig. 2.6).
 
-Each step: forward kinematics (Alg. 1) → collision (§2.2.1) → wheel Jacobians (Alg. 2) → controller →
+Kinematic step: forward kinematics (Alg. 1) → collision (§2.2.1) → wheel Jacobians (Alg. 2) → controller →
 stabilized DAE solve (eqs. 2.33–2.38; with body slip, eqs. 2.44–2.52, in ``enhanced`` mode; URDF joint
-limits as hard stops) → integration (Euler, eq. 2.39, or classical Runge–Kutta 4).  The dynamic mode
-comes with the dynamics module.
+limits as hard stops) → integration (Euler, eq. 2.39, or classical Runge–Kutta 4).  Dynamic step: force-
+balance optimization and symplectic Euler (§2.4, :mod:`wmr_dynamics.compiled.dynamics`).  For stepping a
+simulation call by call (real time, ROS) see :mod:`wmr_dynamics.stepper`.
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ from wmr_dynamics.errors import ModelError, WmrError
 from wmr_dynamics.kinematics import (
     actuated_indices,
     evaluate,
-    forward_kinematics,
-    initialize_contact,
     state_rate,
 )
 from wmr_dynamics.kinematics.dae import contact_rows, solve_velocity_limited
@@ -177,14 +176,18 @@ class Simulator:
             :class:`~wmr_dynamics.controllers.BodyVelocityController` of the vehicle's YAML type.
         slip: body slip parameters for ``enhanced`` mode.
         baumgarte: σ of eqs. 2.35–2.36, 1/s; default 1/dt (its upper bound).
-        dynamics: ``DynamicsOptions`` for ``dynamic`` mode (default: from the vehicle YAML).
-        engine: ``"auto"`` (default) runs on the compiled path (``wmr_dynamics.compiled``) whenever it
-            can — dynamic mode, or kinematic mode with Euler integration; compiled contact model and
-            actuators; a :class:`BodyVelocityController`; a Plane, HeightGrid, Ramp or Steps terrain — and
-            on the Python path otherwise.  ``"compiled"`` insists: other terrains (Box, Composite) are
-            rasterized at 2 cm, and what it cannot run raises ModelError naming why.  ``"python"`` always
-            takes the Python path.  The compiled kinematic path does not compute the rollover margin
-            (NaN).  Both paths compute the same steps (tested to 1e-8); ``engine_used`` says which runs.
+        dynamics: ``DynamicsOptions`` for ``dynamic`` mode (default: from the vehicle YAML); immutable, may
+            be shared by any number of simulators.
+        engine: where the step loop runs.  Dynamic mode has one engine (``wmr_dynamics.compiled``): ``"auto"``
+            (default) and ``"compiled"`` run the whole simulation in one compiled call; ``"python"``, and any
+            run with a custom controller callable, loop over single compiled steps in Python (Box and
+            Composite terrains are rasterized at 2 cm; a Python contact or actuator model is called back
+            from the compiled step).  Kinematic mode: ``"auto"`` runs on the compiled path when it can —
+            Euler integration, a :class:`BodyVelocityController`, a Plane, HeightGrid, Ramp or Steps terrain
+            — and on the Python path otherwise (enhanced mode, RK4, ...); ``"compiled"`` insists (other
+            terrains rasterized, what it cannot run raises ModelError naming why); ``"python"`` takes the
+            Python path.  The compiled kinematic path does not compute the rollover margin (NaN).
+            ``engine_used`` says which runs.
     """
 
     def __init__(self, model: WmrModel, terrain: Terrain, mode: str = "kinematic", dt: float = 0.04,
@@ -203,15 +206,9 @@ class Simulator:
         if not 0 < self.sigma <= 1.0 / self.dt + 1e-12:
             raise ModelError(f"baumgarte gain must satisfy 0 < sigma <= 1/dt = {1 / self.dt:g}, got {self.sigma}")
         self.known = actuated_indices(model)
-        self.force_balance = None
-        if mode == "dynamic":
-            from wmr_dynamics.dynamics.force_balance import DynamicsOptions, ForceBalance
-
-            if integrator != "euler":
-                raise ModelError("the dynamic mode integrates with symplectic Euler (eqs. 2.85–2.86); "
-                                 f"integrator '{integrator}' is for the kinematic modes")
-            opts = dynamics if dynamics is not None else DynamicsOptions.from_config(model)
-            self.force_balance = ForceBalance(model, terrain, opts)
+        if mode == "dynamic" and integrator != "euler":
+            raise ModelError("the dynamic mode integrates with symplectic Euler (eqs. 2.85–2.86); "
+                             f"integrator '{integrator}' is for the kinematic modes")
         if engine not in ENGINES:
             raise ModelError(f"engine '{engine}' is not one of {', '.join(ENGINES)}")
         self.engine, self.engine_used, self.compiled = engine, "python", None
@@ -228,33 +225,31 @@ class Simulator:
         elif engine == "compiled" and mode != "dynamic":
             raise ModelError(f"engine 'compiled' runs the kinematic mode with the Euler integrator and the dynamic "
                              f"mode; mode={mode!r}, integrator={integrator!r} run on the Python path")
-        if mode == "dynamic" and engine != "python":
-            from wmr_dynamics.compiled.engine import CompiledDynamics, NotCompilable
+        if mode == "dynamic":
+            from wmr_dynamics.compiled.engine import CompiledDynamics
+            from wmr_dynamics.dynamics.force_balance import DynamicsOptions
 
-            try:
-                self.compiled = CompiledDynamics(model, terrain, self.force_balance.opt, self.controller,
-                                                 exact_terrain=engine == "auto")
-                self.engine_used = "compiled"
-            except NotCompilable as e:
-                if engine == "compiled":
-                    raise ModelError(f"engine 'compiled' cannot run this simulation: {e}") from None
+            opts = dynamics if dynamics is not None else DynamicsOptions.from_config(model)
+            if not isinstance(opts, DynamicsOptions):
+                raise ModelError(f"dynamics must be a DynamicsOptions, got {type(opts).__name__}")
+            custom = not isinstance(self.controller, BodyVelocityController)
+            if custom and engine == "compiled":
+                raise ModelError("engine 'compiled' cannot run this simulation: a custom controller callable is "
+                                 "called between steps (engine 'auto' or 'python' runs it step by step)")
+            self.compiled = CompiledDynamics(model, terrain, opts, None if custom else self.controller)
+            self.engine_used = "python" if custom or engine == "python" else "compiled"
 
     def initial_state(self, xyz: ArrayLike | None = None, yaw: float | None = None) -> NDArray:
         """A state on the terrain (§2.2.4) at the YAML's ``initial_pose`` or the given x, y (m) and yaw (rad)."""
-        pose = self.model.config.get("initial_pose") or {}
-        p = np.array(pose.get("xyz", (0.0, 0.0, 0.0)), dtype=float)
-        rpy = np.array(pose.get("rpy", (0.0, 0.0, 0.0)), dtype=float)
-        if xyz is not None:
-            p[:len(xyz)] = xyz
-        if yaw is not None:
-            rpy[2] = yaw
-        p[2] = max(p[2], float(self.terrain.height(p[0], p[1])) + float(self.model.wheel_radii.max()))
-        q = self.model.state(xyz=p, rpy=(0.0, 0.0, rpy[2]))
-        return initialize_contact(self.model, q, self.terrain)
+        from wmr_dynamics.stepper import initial_state
+
+        return initial_state(self.model, self.terrain, xyz, yaw)
 
     def velocity(self, q: NDArray, v: float, omega: float, in_contact: NDArray | None = None,
-                 qvel_prev: NDArray | None = None) -> StepInfo:
+                 qvel_prev: NDArray | None = None, rates: NDArray | None = None) -> StepInfo:
         """Joint-space velocity at state q for the command (v m/s, ω rad/s): one DAE solve (eq. 2.38).
+
+        ``rates``: the actuated joints' rates, instead of the controller's for (v, ω).
 
         ``in_contact``: the contact set (nw,) bool carried from the previous step, advanced in place (only
         wheels in contact keep their rows, :mod:`~wmr_dynamics.kinematics.contact_set`), with the previous
@@ -262,7 +257,8 @@ class Simulator:
         the ground.
         """
         ks = evaluate(self.model, q, self.terrain)
-        rates = self.controller(q, ks.T_world, v, omega)
+        if rates is None:
+            rates = self.controller(q, ks.T_world, v, omega)
         contact = contact_rows(ks, in_contact, qvel_prev, self.sigma)
         sol = solve_velocity_limited(self.model, ks, self.known, rates, self.sigma, contact=contact)
         m, com, I_b = composite_inertia(self.model, ks.T_world)
@@ -280,18 +276,19 @@ class Simulator:
                         float(np.linalg.norm(sol.residual)), margin)
 
     def step(self, q: NDArray, v: float, omega: float, in_contact: NDArray | None = None,
-             qvel_prev: NDArray | None = None) -> tuple[NDArray, StepInfo]:
+             qvel_prev: NDArray | None = None, rates: NDArray | None = None) -> tuple[NDArray, StepInfo]:
         """Advance one time step with the command held constant; returns (q_next, info at q).
 
         ``in_contact``: the contact set carried from step to step (see :meth:`velocity`); RK4's inner stages
         start from the set of the step's start and do not advance it.
         """
-        info = self.velocity(q, v, omega, in_contact, qvel_prev)
+        info = self.velocity(q, v, omega, in_contact, qvel_prev, rates)
         if self.integrator == "euler":
             q_next = euler_step(q, info.qvel, self.dt)  # eq. 2.39
         else:
             def stage(qs: NDArray) -> NDArray:
-                return self.velocity(qs, v, omega, None if in_contact is None else in_contact.copy()).qvel
+                return self.velocity(qs, v, omega, None if in_contact is None else in_contact.copy(),
+                                     rates=rates).qvel
 
             k1 = state_rate(q, info.qvel)
             k2 = state_rate(q2 := _add(q, k1, self.dt / 2), stage(q2))
@@ -360,38 +357,39 @@ class Simulator:
 
     def _run_dynamic(self, duration: float, cmd: Callable, q: NDArray, progress: bool | None,
                      qvel0: NDArray | None = None) -> SimResult:
-        """Dynamic simulation (§2.4): force balance + symplectic Euler; q̇'(0) = 0 unless given."""
-        m, fb = self.model, self.force_balance
+        """Dynamic simulation (§2.4): force balance + symplectic Euler; q̇'(0) = 0 unless given.  One compiled
+        call, or (custom controller, ``engine="python"``) a Python loop of single compiled steps."""
+        from wmr_dynamics.stepper import Stepper
+
+        m = self.model
         n = int(round(duration / self.dt))
         nw = m.num_wheels
         t = np.arange(n + 1) * self.dt
-        if self.compiled is not None:
+        if self.engine_used == "compiled":
             return self._run_compiled(t, cmd, q, qvel0, progress)
         Q, QV = np.empty((n + 1, m.num_states)), np.empty((n + 1, m.num_dof))
         DZ, CP, VC = np.empty((n + 1, nw)), np.empty((n + 1, nw, 3)), np.empty((n + 1, nw))
         F, SR, SA = np.empty((n + 1, nw, 3)), np.empty((n + 1, nw)), np.empty((n + 1, nw))
-        IT, COST, ROLL = np.zeros(n + 1), np.zeros(n + 1), np.full(n + 1, np.nan)
+        IT, COST = np.zeros(n + 1), np.zeros(n + 1)
         CONV = np.ones(n + 1, dtype=bool)
-        qvel = np.zeros(m.num_dof) if qvel0 is None else np.asarray(qvel0, dtype=float)
+        stepper = Stepper.of(self)
+        data = stepper.make_data(q, qvel0)
         start = time.perf_counter()
         bar = _Progress(n, progress)
         for k in range(n + 1):
             v, omega = _checked_command(cmd, t[k])
-            T = forward_kinematics(m, q)
-            u = self.controller(q, T, v, omega)
-            r = fb.step(q, qvel, u, self.dt)
-            Q[k], QV[k] = q, qvel
-            DZ[k], VC[k], F[k] = r.dz, np.linalg.norm(r.v_contact, axis=1), r.contact_force
-            CP[k] = r.contact_points
-            SR[k], SA[k], IT[k], COST[k], CONV[k] = r.slip_ratio, r.slip_angle, r.iterations, r.cost, r.converged
-            if k < n:
-                q, qvel = r.q, r.qvel
+            Q[k], QV[k] = data.q, data.qvel
+            # the last row's step is taken on a copy, for its diagnostics only (as the compiled rollout)
+            d = data if k < n else stepper.make_data(data.q, data.qvel)
+            d.integral[:] = data.integral
+            stepper.advance(d, 1, command=(v, omega))
+            DZ[k], CP[k], VC[k], F[k] = d.dz, d.contact_points, d.contact_speed, d.contact_force
+            SR[k], SA[k], IT[k], COST[k], CONV[k] = d.slip_ratio, d.slip_angle, d.iterations, d.cost, d.converged
             bar.update(k, time.perf_counter() - start)
         wall = time.perf_counter() - start
         bar.close()
-        return SimResult(m.name, self.mode, self.dt, t, Q, QV, DZ, CP, VC, np.zeros(n + 1), ROLL, wall,
-                         list(m.wheel_names), F, SR, SA, IT, COST, CONV)
-
+        return SimResult(m.name, self.mode, self.dt, t, Q, QV, DZ, CP, VC, np.zeros(n + 1), np.full(n + 1, np.nan),
+                         wall, list(m.wheel_names), F, SR, SA, IT, COST, CONV)
 
     def _run_compiled(self, t: NDArray, cmd: Callable, q: NDArray, qvel0: NDArray | None,
                       progress: bool | None = None) -> SimResult:

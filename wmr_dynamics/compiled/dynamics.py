@@ -14,7 +14,8 @@ The same mathematics, in the same order, as :class:`wmr_dynamics.dynamics.force_
   again (the Python path does, which costs one evaluation per iteration).
 
 Contact models and actuators are dispatched by an integer kind (numba compiles one kernel for all of
-them and caches it on disk); a user's own Python contact model runs on the Python path instead.
+them and caches it on disk); a user's own Python contact or actuator model is called back from an
+object-mode block (:mod:`wmr_dynamics.compiled.callbacks`), so it too runs on this one engine.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
 from wmr_dynamics.actuators import _pi_kernel, _torque_speed_kernel
+from wmr_dynamics.compiled import callbacks as _cb
 from wmr_dynamics.compiled.collision import wheel_contacts_kernel
 from wmr_dynamics.compiled.data import ModelData, TerrainData
 from wmr_dynamics.compiled.linalg import cho_solve, cho_solve_columns, cholesky, independent_rows, orthonormal_rows
@@ -39,8 +42,8 @@ from wmr_dynamics.kinematics.fk import _forward_kinematics
 from wmr_dynamics.kinematics.jacobians import _wheel_jacobian
 from wmr_dynamics.kinematics.state import _euler_step
 
-CONTACT_LINEAR, CONTACT_PACEJKA, CONTACT_TERRA, CONTACT_TERRA_LUT = 0, 1, 2, 3
-ACTUATOR_IDEAL, ACTUATOR_PI, ACTUATOR_TORQUE_SPEED = 0, 1, 2
+CONTACT_LINEAR, CONTACT_PACEJKA, CONTACT_TERRA, CONTACT_TERRA_LUT, CONTACT_PYTHON = 0, 1, 2, 3, 4
+ACTUATOR_IDEAL, ACTUATOR_PI, ACTUATOR_TORQUE_SPEED, ACTUATOR_PYTHON = 0, 1, 2, 3
 #: status codes of :func:`dynamic_step` (0 = ok)
 STATUS_TERRAIN, STATUS_NONFINITE, STATUS_MASS_MATRIX = 1, 2, 3
 
@@ -51,7 +54,8 @@ class DynamicsData(NamedTuple):
     Joint rows are the model's holonomic constraints followed by one unit row per joint spring (as in
     ``ForceBalance``); ``joint_k``/``joint_d`` are their spring–damper models (eq. 2.74), unused where
     ``joint_rigid``.  ``act_P`` rows: PI = (kp, ki, torque limit (0 = none), tanh saturation flag);
-    torque–speed = (stall torque, no-load speed, gain, torque limit).
+    torque–speed = (stall torque, no-load speed, gain, torque limit).  ``python_slots``: the callback slots
+    (:mod:`~wmr_dynamics.compiled.callbacks`) of a Python contact model and a Python actuator model (0: none).
     """
 
     A_joint: NDArray  # (nc, ndof)
@@ -71,6 +75,9 @@ class DynamicsData(NamedTuple):
     constant_mass: bool
     max_halvings: int
     n_samples: int  # collision: coarse samples of the wheel circle
+    approximate_bias: bool  # eq. 2.89: the whole vehicle's bias force as one rigid body's
+    contact_slot: int  # CONTACT_PYTHON: the model's callback slot
+    actuator_slot: int  # ACTUATOR_PYTHON: the model's callback slot
 
 
 # DynamicsWorkspace.counts entries.  (One small array, not five (1,)-array fields: every non-inlined kernel
@@ -139,8 +146,8 @@ class DynamicsWorkspace(NamedTuple):
     act_theta_dot: NDArray
     act_u: NDArray
     act_f: NDArray
-    act_df: NDArray
-    act_trial: NDArray
+    act_df: NDArray  # (na, na) ∂f/∂θ̇ (the bundled models are diagonal)
+    act_trial: NDArray  # PI: the tentative integral; ACTUATOR_PYTHON: θ of the actuated joints
     x: NDArray
     p: NDArray
     grad: NDArray
@@ -188,7 +195,7 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
         z(n), z(n), z(n), z((nw, 3)), z(nw), z(nw),  # v_I, lam, qn, vc, Rw, dzn
         z((nw, 3)), z((nw, 3, 3)), z((nw, 3)), z((nw, 3)),  # fc, df_dv, df_dRw, df_ddz
         z(nA), z((nA, n)),  # f_model, df
-        z(na1), z(na1), z(na1), z(na1), z(na1),  # actuator work
+        z(na1), z(na1), z(na1), z((na1, na1)), z(na1),  # actuator work
         z(n), z(n), z(n), z((n, n)), z(n), z((n, n)), z(n), z(n), z((n, n)),  # x, p, grad, H, e, J, x_t, e_t, J_t
         np.zeros(5, dtype=np.int64),  # counts
         np.zeros(nA, dtype=np.int64), z((n, nA)), z((n, n)), z((n, n)),  # mrows, PAT, PAIT, PG0
@@ -218,8 +225,14 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
         if not cholesky(ws.M, n, ws.LM):
             return STATUS_MASS_MATRIX
         ws.counts[C_MASS_READY] = 1
-    _rnea(md.parent, md.jtype, md.I_spatial, ws.X, ws.T_world[0, :3, :3], qvel, ws.zeros_n, md.gravity,
-          ws.rnea_f, ws.rnea_v, ws.rnea_a, ws.rnea_fr, ws.bias)  # Alg. 4: c
+    if fd.approximate_bias:
+        _fused_body_bias(md, ws, qvel)  # eq. 2.89
+    else:
+        _rnea(md.parent, md.jtype, md.I_spatial, ws.X, ws.T_world[0, :3, :3], qvel, ws.zeros_n, md.gravity,
+              ws.rnea_f, ws.rnea_v, ws.rnea_a, ws.rnea_fr, ws.bias)  # Alg. 4: c
+    if fd.act_kind == ACTUATOR_PYTHON:
+        for k in range(na):
+            ws.act_trial[k] = q[md.actuated_frames[k] + 6]  # θ for the Python model
     # A = [A_wheel; A_act; A_joint] (eq. 2.55), rigid rows and their velocities
     for w in range(nw):
         _wheel_jacobian(md.parent, md.jtype, ws.T_world, md.wheel_frame[w], ws.points[w], ws.frames[w],
@@ -293,6 +306,33 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
             s += ws.A[r, j] * qvel[j]
         ws.x[k] = s
     return 0
+
+
+@njit
+def _fused_body_bias(md: ModelData, ws: DynamicsWorkspace, qvel: NDArray) -> None:
+    """Eq. 2.89: c = [−I_b g + v_b ×* I_b v_b; 0], the vehicle as one rigid body of composite inertia I_b
+    (CRBA's Ic[0] = M[:6, :6], body axes about the body origin) moving with the body's velocity v_b."""
+    R = ws.T_world[0]
+    g = np.zeros(6)
+    for i in range(3):
+        g[3 + i] = -md.gravity * R[2, i]  # Rᵀ (0, 0, −G)
+    Iv = np.zeros(6)
+    Ig = np.zeros(6)
+    for i in range(6):
+        for j in range(6):
+            Iv[i] += ws.M[i, j] * qvel[j]
+            Ig[i] += ws.M[i, j] * g[j]
+    w0, w1, w2, v0, v1, v2 = qvel[0], qvel[1], qvel[2], qvel[3], qvel[4], qvel[5]
+    n0, n1, n2, f0, f1, f2 = Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5]
+    # v ×* f = [ω × n + v × f; ω × f] (spatial force cross product)
+    ws.bias[0] = -Ig[0] + (w1 * n2 - w2 * n1) + (v1 * f2 - v2 * f1)
+    ws.bias[1] = -Ig[1] + (w2 * n0 - w0 * n2) + (v2 * f0 - v0 * f2)
+    ws.bias[2] = -Ig[2] + (w0 * n1 - w1 * n0) + (v0 * f1 - v1 * f0)
+    ws.bias[3] = -Ig[3] + (w1 * f2 - w2 * f1)
+    ws.bias[4] = -Ig[4] + (w2 * f0 - w0 * f2)
+    ws.bias[5] = -Ig[5] + (w0 * f1 - w1 * f0)
+    for i in range(6, ws.bias.shape[0]):
+        ws.bias[i] = 0.0
 
 
 @njit
@@ -435,11 +475,13 @@ def _model_force_jacobian(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace
             for k in range(nx):
                 ws.df[m, k] = (a0 * ws.dvc[3 * w, k] + a1 * ws.dvc[3 * w + 1, k] + a2 * ws.dvc[3 * w + 2, k]
                                + b * ws.dq[col, k])
-        elif r < 3 * nw + na:
+        elif r < 3 * nw + na:  # eq. 2.73: ∂f_a/∂θ̇ (na, na) through ∂θ̇/∂x
             a = r - 3 * nw
-            col = md.actuated_frames[a] + 5
             for k in range(nx):
-                ws.df[m, k] = ws.act_df[a] * ws.dq[col, k]
+                s = 0.0
+                for b2 in range(na):
+                    s += ws.act_df[a, b2] * ws.dq[md.actuated_frames[b2] + 5, k]
+                ws.df[m, k] = s
         else:
             c = r - 3 * nw - na
             g = -(fd.joint_k[c] * dt + fd.joint_d[c])
@@ -465,8 +507,11 @@ def _contact(fd: DynamicsData, ws: DynamicsWorkspace) -> None:
         _pacejka_kernel(ws.vc, ws.Rw, ws.dzn, fd.contact_P, fd.contact_aux, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
     elif fd.contact_kind == CONTACT_TERRA:
         terra_kernel(ws.vc, ws.Rw, ws.dzn, fd.contact_P, fd.contact_aux, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
-    else:
+    elif fd.contact_kind == CONTACT_TERRA_LUT:
         lut_kernel(ws.vc, ws.Rw, ws.dzn, fd.contact_P, fd.contact_aux, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
+    else:
+        with numba.objmode():
+            _cb.contact_forces(fd.contact_slot, ws.vc, ws.Rw, ws.dzn, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
 
 
 @njit
@@ -478,8 +523,12 @@ def _actuators(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, integral:
     if fd.act_kind == ACTUATOR_PI:
         _pi_kernel(ws.act_theta_dot[:na], ws.act_u[:na], dt, integral, P[0], P[1], P[2], P[3, 0] > 0.5,
                    ws.act_f, ws.act_df, ws.act_trial)
-    else:
+    elif fd.act_kind == ACTUATOR_TORQUE_SPEED:
         _torque_speed_kernel(ws.act_theta_dot[:na], ws.act_u[:na], P[0], P[1], P[2], P[3], ws.act_f, ws.act_df)
+    else:
+        with numba.objmode():
+            _cb.actuator_forces(fd.actuator_slot, ws.act_trial[:na], ws.act_theta_dot[:na], ws.act_u[:na], dt,
+                                ws.act_f, ws.act_df)
 
 
 # ---- Newton iteration with the strong-Wolfe line search (eq. 2.84, App. D) --------------------------------

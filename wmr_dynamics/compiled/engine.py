@@ -1,11 +1,11 @@
 """Python side of the compiled path: turn models, options and controllers into the kernels' flat data, run
 rollouts, and raise clear errors from the kernels' status codes.
 
-:class:`CompiledDynamics` is what :class:`~wmr_dynamics.simulate.Simulator` uses in dynamic mode (and what
-planners use through :meth:`~wmr_dynamics.simulate.Simulator.rollout_batch`).  Everything the kernels cannot
-run — a contact model or actuator written in Python, the fused-body bias approximation (eq. 2.89), a
-custom controller callable — is reported by :func:`compile_problem` as ``NotCompilable`` with the reason,
-and the Simulator then takes the Python path.
+:class:`CompiledDynamics` is the dynamic model of :class:`~wmr_dynamics.simulate.Simulator` and
+:class:`~wmr_dynamics.stepper.Stepper` (and what planners use through
+:meth:`~wmr_dynamics.simulate.Simulator.rollout_batch`).  A contact or actuator model written in Python runs
+on it through a callback (:mod:`~wmr_dynamics.compiled.callbacks`); a custom controller callable is called
+between steps by the stepper, which then drives the kernels with joint rates.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from wmr_dynamics.actuators import PIActuator, TorqueSpeedActuator
 from wmr_dynamics.compiled import cache as _cache
+from wmr_dynamics.compiled import callbacks as _cb
 from wmr_dynamics.compiled import dynamics as D
 from wmr_dynamics.compiled.controllers import ControllerData, controller_data
 from wmr_dynamics.compiled.data import ModelData, TerrainData, model_data
@@ -38,58 +39,78 @@ _STATUS = {1: "the terrain returned a non-finite height or normal under a wheel"
            4: "the controller produced a non-finite joint rate command"}
 
 
+#: engine parts whose kernels this process has compiled or loaded (the kernels are specialized on argument
+#: types, which every model, terrain and contact model shares: one warm-up per process is enough)
+_LOADED: set[str] = set()
+
+
 class NotCompilable(WmrError):
     """The configuration needs the Python path (the message says why)."""
 
 
 def _contact_kind(contact: object) -> int:
+    """The kernel kind of a contact model: a bundled compiled kernel, else ``CONTACT_PYTHON`` (a callback to
+    its ``evaluate``, see :class:`~wmr_dynamics.contact_models.ContactModel`)."""
     kernel = getattr(contact, "kernel", None)
     for k, fn in ((D.CONTACT_LINEAR, _linear_kernel), (D.CONTACT_PACEJKA, _pacejka_kernel),
                   (D.CONTACT_TERRA, terra_kernel), (D.CONTACT_TERRA_LUT, lut_kernel)):
         if kernel is fn or getattr(kernel, "py_func", None) is getattr(fn, "py_func", fn):
             return k
-    raise NotCompilable(f"contact model {type(contact).__name__} has no compiled kernel (a Python model runs on the "
-                        "Python path)")
+    if kernel is not None:
+        raise ModelError(f"contact model {type(contact).__name__}: its own compiled kernel cannot be called by the "
+                         "engine; leave `kernel` as None and implement evaluate() (it is called back from the "
+                         "compiled step)")
+    if not callable(getattr(contact, "evaluate", None)):
+        raise ModelError(f"DynamicsOptions.contact must be a contact model with evaluate(v_c, R_omega, dz), got "
+                         f"{type(contact).__name__}")
+    return D.CONTACT_PYTHON
 
 
-def _actuator(actuator: object, na: int) -> tuple[int, NDArray, NDArray]:
-    """(kind, act_P (4, na), initial PI integral (na,))."""
+def _actuator(actuator: object, na: int) -> tuple[int, NDArray]:
+    """(kind, act_P (4, na)): a bundled actuator's parameters, or ``ACTUATOR_PYTHON`` (a callback)."""
     P = np.zeros((4, max(na, 1)))
-    if actuator is None:
-        return D.ACTUATOR_IDEAL, P, np.zeros(na)
+    if actuator is None or getattr(actuator, "ideal", False):
+        return D.ACTUATOR_IDEAL, P
     if isinstance(actuator, PIActuator):
         P[0], P[1] = actuator.kp, actuator.ki
         P[2] = 0.0 if actuator.torque_limit is None else actuator.torque_limit
         P[3] = 1.0 if actuator.saturation == "tanh" else 0.0
-        integral = np.zeros(na) if actuator.integral is None else np.array(actuator.integral, dtype=float)
-        return D.ACTUATOR_PI, P, integral
+        return D.ACTUATOR_PI, P
     if isinstance(actuator, TorqueSpeedActuator):
         P[0], P[1], P[2], P[3] = (actuator.stall_torque, actuator.no_load_speed, actuator.gain,
                                   actuator.torque_limit)
-        return D.ACTUATOR_TORQUE_SPEED, P, np.zeros(na)
-    raise NotCompilable(f"actuator model {type(actuator).__name__} has no compiled kernel")
+        return D.ACTUATOR_TORQUE_SPEED, P
+    if not callable(getattr(actuator, "evaluate", None)):
+        raise ModelError(f"DynamicsOptions.actuator must be an actuator model with evaluate(theta, theta_dot, u, dt) "
+                         f"or None, got {type(actuator).__name__}")
+    return D.ACTUATOR_PYTHON, P
 
 
-def dynamics_data(model: WmrModel, options, max_halvings: int = 3) -> tuple[D.DynamicsData, NDArray]:  # noqa: ANN001
-    """The kernels' :class:`~wmr_dynamics.compiled.dynamics.DynamicsData` for ``DynamicsOptions`` ``options``,
-    and the actuators' initial integral state.  Raises :class:`NotCompilable`."""
-    from wmr_dynamics.dynamics.force_balance import ForceBalance
+def dynamics_data(model: WmrModel, options, max_halvings: int = 3, owner: object = None) -> D.DynamicsData:  # noqa: ANN001
+    """The kernels' :class:`~wmr_dynamics.compiled.dynamics.DynamicsData` for ``DynamicsOptions`` ``options``.
 
-    if options.approximate_bias:
-        raise NotCompilable("approximate_bias (eq. 2.89) runs on the Python path")
-    fb = ForceBalance(model, None, options)  # joint rows and spring models, as the Python path builds them
+    A Python contact or actuator model is registered for callbacks for as long as ``owner`` lives (default:
+    the returned data's lifetime is the caller's business, and the models stay registered)."""
+    from wmr_dynamics.dynamics.force_balance import joint_rows
+    from wmr_dynamics.model import G
+
+    jr = joint_rows(model)
     kind = _contact_kind(options.contact)
-    P, aux = options.contact.kernel_data(model.num_wheels)
-    act_kind, act_P, integral = _actuator(options.actuator, len(model.actuated_joint_names))
-    tol = options.tolerance * fb.weight
-    fd = D.DynamicsData(
-        np.ascontiguousarray(fb.A_joint, dtype=float), np.ascontiguousarray(fb.b_joint, dtype=float),
-        np.ascontiguousarray(fb.joint_k, dtype=float), np.ascontiguousarray(fb.joint_d, dtype=float),
-        np.ascontiguousarray(fb.joint_rigid, dtype=np.bool_), kind, np.ascontiguousarray(P, dtype=float),
+    if kind == D.CONTACT_PYTHON:
+        P, aux = np.zeros((1, 1)), np.zeros(1)
+    else:
+        P, aux = options.contact.kernel_data(model.num_wheels)
+    act_kind, act_P = _actuator(options.actuator, len(model.actuated_joint_names))
+    slot = (lambda obj: _cb.registered(obj, owner)) if owner is not None else _cb.register
+    c_slot = slot(options.contact) if kind == D.CONTACT_PYTHON else 0
+    a_slot = slot(options.actuator) if act_kind == D.ACTUATOR_PYTHON else 0
+    weight = model.total_mass * G
+    tol = options.tolerance * weight
+    return D.DynamicsData(
+        jr.A, jr.b, jr.stiffness, jr.damping, jr.rigid, kind, np.ascontiguousarray(P, dtype=float),
         np.ascontiguousarray(aux, dtype=float), act_kind, act_P, int(options.max_iterations), float(tol),
-        float(max(tol, 1e-3 * fb.weight)), float(options.qr_tolerance), bool(options.constant_mass_matrix),
-        int(max_halvings), int(options.collision_samples))
-    return fd, integral
+        float(max(tol, 1e-3 * weight)), float(options.qr_tolerance), bool(options.constant_mass_matrix),
+        int(max_halvings), int(options.collision_samples), bool(options.approximate_bias), c_slot, a_slot)
 
 
 def terrain_data(terrain, exact_only: bool = False) -> TerrainData:  # noqa: ANN001
@@ -127,18 +148,19 @@ class CompiledDynamics:
             are rasterized at 2 cm, or refused with ``exact_terrain``).  options: ``DynamicsOptions``.
         controller: a :class:`BodyVelocityController` (commands are (v, ω) rows), or None: command rows are
             actuated joint rates.
-        max_halvings: sub-stepping depth of unconverged steps (as ``ForceBalance.step``).
+        max_halvings: sub-stepping depth of unconverged steps (``dynamic_step``).
     """
 
     def __init__(self, model: WmrModel, terrain, options, controller: BodyVelocityController | None = None,  # noqa: ANN001
                  max_halvings: int = 3, exact_terrain: bool = False) -> None:
         if controller is not None and not isinstance(controller, BodyVelocityController):
-            raise NotCompilable("a custom controller callable runs on the Python path")
+            raise NotCompilable("a custom controller callable is called between steps (Stepper), not in a rollout")
         self.model, self.options = model, options
         self.md: ModelData = model_data(model)
         self.td: TerrainData = terrain_data(terrain, exact_only=exact_terrain)
-        self.fd, self.integral = dynamics_data(model, options, max_halvings)
+        self.fd: D.DynamicsData = dynamics_data(model, options, max_halvings, owner=self)
         self.cd: ControllerData = controller_data(controller, model)
+        self.cd_direct: ControllerData = controller_data(None, model, direct=True)
         self.n_cmd = 2 if controller is not None else len(model.actuated_joint_names)
 
     def warm_up(self, batch: bool = False, quiet: bool = False) -> None:
@@ -146,18 +168,27 @@ class CompiledDynamics:
         parallel batch kernel; state is left unchanged.  A cold compile is announced on stderr
         (:mod:`~wmr_dynamics.compiled.cache`) unless ``quiet``."""
         q0, v0, cmds = self.model.neutral_state(), np.zeros(self.model.num_dof), np.zeros((1, self.n_cmd))
-        if not getattr(self, "_warm", False):
-            saved = self.integral.copy()
-            act = self.options.actuator
-            saved_act = None if act is None else getattr(act, "integral", None)
-            _cache.compiled("dynamic", lambda: _ignore_model_error(lambda: self.rollout(q0, v0, cmds, 0.01)), quiet)
-            self.integral = saved
-            if act is not None and hasattr(act, "integral"):
-                act.integral = saved_act
-            self._warm = True
-        if batch and not getattr(self, "_warm_batch", False):
+        if "dynamic" not in _LOADED:
+            def run() -> None:
+                _ignore_model_error(lambda: self.rollout(q0, v0, cmds, 0.01))
+                _ignore_model_error(lambda: self._advance_once(q0, v0))
+
+            _cache.compiled("dynamic", run, quiet)
+            _LOADED.add("dynamic")
+        if batch and "dynamic-batch" not in _LOADED:
             _cache.compiled("dynamic-batch", lambda: self.rollout_batch(q0, v0, cmds[None], 0.01), quiet)
-            self._warm_batch = True
+            _LOADED.add("dynamic-batch")
+
+    def _advance_once(self, q0: NDArray, v0: NDArray) -> None:
+        """One step of the stepper's kernel (``dynamic_advance``), for the warm-up."""
+        from wmr_dynamics.compiled.rollout import dynamic_advance
+
+        nw, na = self.model.num_wheels, len(self.model.actuated_joint_names)
+        ws = D.dynamics_workspace(self.md, self.fd)
+        st, k = dynamic_advance(self.md, self.td, self.fd, self.cd, ws, q0.copy(), v0.copy(), np.zeros(self.n_cmd), 1,
+                                0.01, np.zeros(na), np.zeros(max(na, 1)), np.zeros(nw), np.zeros((nw, 3)),
+                                np.zeros((2, nw)), np.zeros(4))
+        self.raise_status(st, k, 0.01)
 
     def _commands(self, cmds: NDArray, lead: tuple) -> NDArray:
         c = np.ascontiguousarray(cmds, dtype=float)
@@ -174,8 +205,11 @@ class CompiledDynamics:
             raise ModelError(f"dt must be a positive number of seconds, got {dt!r}")
         return float(dt)
 
-    def rollout(self, q0: NDArray, qvel0: NDArray, cmds: NDArray, dt: float) -> Rollout:
-        """One rollout: rows k = 0..n of ``cmds`` (n+1, m) are the commands at t = k·dt (see ``Simulator.run``)."""
+    def rollout(self, q0: NDArray, qvel0: NDArray, cmds: NDArray, dt: float,
+                integral: NDArray | None = None) -> Rollout:
+        """One rollout: rows k = 0..n of ``cmds`` (n+1, m) are the commands at t = k·dt (see ``Simulator.run``).
+
+        ``integral``: the PI actuators' integrals at the start (default zero), advanced in place."""
         m, dt = self.model, self._check_dt(dt)
         cmds = self._commands(cmds, ())
         n1, nw = cmds.shape[0], m.num_wheels
@@ -185,14 +219,13 @@ class CompiledDynamics:
                       np.zeros((n1, nw, 3)), np.zeros((n1, nw)), np.zeros((n1, nw, 3)), np.zeros((n1, nw)),
                       np.zeros((n1, nw)), np.zeros(n1), np.zeros(n1), np.ones(n1, dtype=np.bool_))
         ws = D.dynamics_workspace(self.md, self.fd)
-        integral = self.integral.copy()
+        if integral is None:
+            integral = np.zeros(len(m.actuated_joint_names))
         status, row = dynamic_rollout(self.md, self.td, self.fd, self.cd, ws, q0, qvel0, cmds, dt, integral,
                                       np.empty(max(len(integral), 1)), out.q, out.qvel, out.dz, out.contact_points,
                                       out.contact_speed, out.contact_force, out.slip_ratio, out.slip_angle,
                                       out.iterations, out.cost, out.converged, True)
-        self._raise(status, row, dt)
-        if isinstance(self.options.actuator, PIActuator):
-            self.options.actuator.integral = integral  # the Python path keeps the PI state across runs too
+        self.raise_status(status, row, dt)
         return out
 
     def rollout_batch(self, q0: NDArray, qvel0: NDArray, cmds: NDArray, dt: float,
@@ -223,7 +256,8 @@ class CompiledDynamics:
         dynamic_rollout_batch(self.md, self.td, self.fd, self.cd, q0, qvel0, cmds, dt, P, Q, stats, status)
         return Q, stats, status
 
-    def _raise(self, status: int, row: int, dt: float) -> None:
+    def raise_status(self, status: int, row: int, dt: float) -> None:
+        """Raise ModelError for a kernel's status code (0: nothing) at step ``row``."""
         if status != 0:
             raise ModelError(f"{self.model.name}: step {row} (t = {row * dt:g} s): {_STATUS.get(status, status)}")
 
@@ -243,17 +277,25 @@ class CompiledKinematics:
         self.md = model_data(model)
         self.td = terrain_data(terrain, exact_only=exact_terrain)
         self.cd = controller_data(controller, model)
+        self.cd_direct = controller_data(None, model, direct=True)
         self.n_cmd = 2 if controller is not None else len(model.actuated_joint_names)
-        self._warm = False
 
     def warm_up(self, quiet: bool = False) -> None:
         """Compile (or load from the cache) the kernels with a one-row rollout (a cold compile is announced on
         stderr unless ``quiet``)."""
-        if not self._warm:
+        if "kinematic" not in _LOADED:
+            from wmr_dynamics.compiled.kinematics import kinematic_advance, kinematic_workspace
+
             cmds = np.zeros((1, self.n_cmd))
-            _cache.compiled("kinematic", lambda: _ignore_model_error(
-                lambda: self.rollout(self.model.neutral_state(), cmds, 0.01)), quiet)
-            self._warm = True
+            q0 = self.model.neutral_state()
+
+            def run() -> None:
+                _ignore_model_error(lambda: self.rollout(q0, cmds, 0.01))
+                kinematic_advance(self.md, self.td, self.cd, kinematic_workspace(self.md), q0.copy(), cmds[0], 1, 0.01,
+                                  self.sigma, np.zeros(self.model.num_wheels))
+
+            _cache.compiled("kinematic", run, quiet)
+            _LOADED.add("kinematic")
 
     def rollout(self, q0: NDArray, cmds: NDArray, dt: float) -> tuple[NDArray, ...]:
         """(Q, QV, DZ, CP, VC, RES) for command rows ``cmds`` (n+1, m); raises ModelError on failure."""
@@ -270,9 +312,14 @@ class CompiledKinematics:
         ws = kinematic_workspace(self.md)
         status, row = kinematic_rollout(self.md, self.td, self.cd, ws, np.ascontiguousarray(q0, dtype=float), c,
                                         float(dt), self.sigma, Q, QV, DZ, CP, VC, RES)
-        if status != 0:
-            raise ModelError(f"{m.name}: step {row} (t = {row * dt:g} s): {_KIN_STATUS.get(status, status)}")
+        self.raise_status(status, row, dt)
         return Q, QV, DZ, CP, VC, RES
+
+    def raise_status(self, status: int, row: int, dt: float) -> None:
+        """Raise ModelError for a kernel's status code (0: nothing) at step ``row``."""
+        if status != 0:
+            raise ModelError(f"{self.model.name}: step {row} (t = {row * dt:g} s): "
+                             f"{_KIN_STATUS.get(status, status)}")
 
 
 _KIN_STATUS = {1: "the terrain returned a non-finite height or normal under a wheel",
@@ -297,3 +344,37 @@ def _rows(name: str, x: NDArray, N: int, width: int) -> NDArray:
     if not np.all(np.isfinite(x)):
         raise ModelError(f"{name}: contains NaN or inf")
     return np.ascontiguousarray(np.broadcast_to(x, (N, width)))
+
+
+class ForceBalanceProblem:
+    """The force balance of one dynamic step, set up by the engine's own kernels, for inspection and tests.
+
+    ``evaluate(x)`` gives (e, ∂e/∂x, q̇'[i+1], contact forces (nw, 3)) for input-row velocities x (eq. 2.75);
+    e is the projected force-balance error of eqs. 2.76–2.78.  ``x0`` is the step's warm start (§2.4.4).
+
+    Args as :class:`CompiledDynamics`, plus the step's state q, q̇', actuated rate commands u, dt (s) and the
+    PI integrals ``integral`` (default zero).
+    """
+
+    def __init__(self, model: WmrModel, terrain, options, q: NDArray, qvel: NDArray, u: NDArray, dt: float,  # noqa: ANN001
+                 integral: NDArray | None = None) -> None:
+        self.engine = CompiledDynamics(model, terrain, options)
+        e = self.engine
+        self.ws = D.dynamics_workspace(e.md, e.fd)
+        self.qvel = np.ascontiguousarray(qvel, dtype=float)
+        self.dt = float(dt)
+        na = len(model.actuated_joint_names)
+        self.integral = np.zeros(na) if integral is None else np.array(integral, dtype=float)
+        self.ws.act_u[:na] = u
+        status = D._setup(e.md, e.td, e.fd, self.ws, np.ascontiguousarray(q, dtype=float), self.qvel,
+                          np.ascontiguousarray(u, dtype=float), self.dt)
+        e.raise_status(status, 0, self.dt)
+        self.nx = int(self.ws.counts[D.C_INPUTS])
+        self.x0 = self.ws.x[:self.nx].copy()
+
+    def evaluate(self, x: NDArray) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+        n = self.qvel.shape[0]
+        e, J = np.zeros(n), np.zeros((n, n))
+        D._evaluate(self.engine.md, self.engine.fd, self.ws, np.ascontiguousarray(x, dtype=float), self.qvel,
+                    self.integral, self.dt, True, e, J)
+        return e, J[:, :self.nx].copy(), self.ws.qn.copy(), self.ws.fc.copy()

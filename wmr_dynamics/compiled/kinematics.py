@@ -326,3 +326,29 @@ def kinematic_rollout(md: ModelData, td: TerrainData, cd: ControllerData, ws: Ki
             QV[0, j] = ws.qvel[j]
         _contact_speeds(md, ws, ws.qvel, VC[0])
     return 0, -1
+
+
+@njit
+def kinematic_advance(md: ModelData, td: TerrainData, cd: ControllerData, ws: KinematicWorkspace, q: NDArray,
+                      cmd: NDArray, n: int, dt: float, sigma: float, vc: NDArray) -> tuple:
+    """Advance q in place by ``n`` Euler steps (eq. 2.39) with one command row ``cmd`` (the stepper's call).
+
+    The contact set carried in ``ws`` continues from the previous call.  The last step's solve stays in
+    ``ws`` (q̇' in ws.qvel, Δz, contact points); its ‖v_c‖ per wheel goes to ``vc``.  Returns (status, index
+    of the failing step or −1); on failure q holds the state the failing step started from.
+    """
+    nq = q.shape[0]
+    for k in range(n):
+        _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)
+        _controller_rates(md, cd, q, ws.T_world, cmd, ws.u)
+        st = kinematic_velocity(md, td, ws, q, ws.u, sigma, True, 0)
+        if st != 0:
+            return st, k
+        _contact_speeds(md, ws, ws.qvel, vc)
+        _euler_step(q, ws.qvel, dt, ws.q_next)  # eq. 2.39
+        for i in range(nq):
+            if not math.isfinite(ws.q_next[i]):
+                return STATUS_NONFINITE, k
+        for i in range(nq):
+            q[i] = ws.q_next[i]
+    return 0, -1

@@ -100,6 +100,44 @@ def dynamic_rollout(md: ModelData, td: TerrainData, fd: DynamicsData, cd: Contro
     return 0, -1
 
 
+@njit
+def dynamic_advance(md: ModelData, td: TerrainData, fd: DynamicsData, cd: ControllerData, ws: DynamicsWorkspace,
+                    q: NDArray, qvel: NDArray, cmd: NDArray, n: int, dt: float, integral: NDArray, u: NDArray,
+                    dz: NDArray, pts: NDArray, slip: NDArray, stats: NDArray) -> tuple:
+    """Advance (q, q̇', integral) in place by ``n`` steps with one command row ``cmd`` (the stepper's call).
+
+    The last step's diagnostics stay in ``ws`` (forces ws.fc, v_c ws.vc), ``dz``/``pts`` (at its start) and
+    ``slip`` (2, nw) (slip ratio and angle, rad, at its end); ``stats`` (4,) gets the force-balance
+    iterations summed over the steps, the last step's ‖e‖, whether every step converged (1/0) and the number
+    of steps completed (kept current, so a Python model's exception in a callback leaves it exact).
+    Returns (status, index of the failing step or −1); on failure q, q̇' hold the state the failing step
+    started from.
+    """
+    nq, ndof = q.shape[0], qvel.shape[0]
+    q_next = np.empty(nq)
+    qv_next = np.empty(ndof)
+    stats[0], stats[1], stats[2], stats[3] = 0.0, 0.0, 1.0, 0.0
+    for k in range(n):
+        _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)
+        controller_rates(md, cd, q, ws.T_world, cmd, u)
+        for i in range(u.shape[0]):
+            if not math.isfinite(u[i]):
+                return 4, k
+        status, it, cost, conv, _ = dynamic_step(md, td, fd, ws, q, qvel, u, integral, dt, q_next, qv_next, dz, pts)
+        if status != 0:
+            return status, k
+        stats[0] += it
+        stats[1] = cost
+        if not conv:
+            stats[2] = 0.0
+        for w in range(dz.shape[0]):
+            slip[0, w], slip[1, w] = _slip(md, ws, w)
+        q[:] = q_next
+        qvel[:] = qv_next
+        stats[3] = k + 1
+    return 0, -1
+
+
 @njit(parallel=True)
 def dynamic_rollout_batch(md: ModelData, td: TerrainData, fd: DynamicsData, cd: ControllerData, q0: NDArray,
                           qvel0: NDArray, cmds: NDArray, dt: float, contact_P: NDArray, Q: NDArray,
@@ -121,7 +159,8 @@ def dynamic_rollout_batch(md: ModelData, td: TerrainData, fd: DynamicsData, cd: 
         if contact_P.shape[0] > 0:
             f = DynamicsData(fd.A_joint, fd.b_joint, fd.joint_k, fd.joint_d, fd.joint_rigid, fd.contact_kind,
                              contact_P[b], fd.contact_aux, fd.act_kind, fd.act_P, fd.max_iterations, fd.tolerance,
-                             fd.accept, fd.qr_tolerance, fd.constant_mass, fd.max_halvings, fd.n_samples)
+                             fd.accept, fd.qr_tolerance, fd.constant_mass, fd.max_halvings, fd.n_samples,
+                             fd.approximate_bias, fd.contact_slot, fd.actuator_slot)
         ws = dynamics_workspace(md, f)
         c = ControllerData(cd.kind, cd.steer_frame, cd.steer_actuated, cd.steer_wheels, cd.steer_gain,
                            cd.max_steer_rate, np.zeros(cd.rates.shape[0]), np.zeros(cd.steer_rate.shape[0]))

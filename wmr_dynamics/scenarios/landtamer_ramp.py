@@ -21,8 +21,8 @@ Methods: the DAE / force-balance model (:func:`run_dae`) and the stiff ODE (:fun
 and actuator forces added directly to eq. 2.53, SciPy's stiff solvers at the thesis's settings RelTol 1e-2,
 MaxStep 0.04 s, MATLAB's default AbsTol 1e-6).
 
-Slip, the same definitions for both methods, as :class:`~wmr_dynamics.dynamics.force_balance.ForceBalance`
-reports them (:func:`wheel_slips`): slip ratio s = (Rω − V_x)/max(|Rω|, |V_x|) (eq. 2.40, bounded to [−1, 1];
+Slip, the same definitions for both methods, as the dynamic engine reports them (``compiled/rollout.py``;
+:func:`wheel_slips`): slip ratio s = (Rω − V_x)/max(|Rω|, |V_x|) (eq. 2.40, bounded to [−1, 1];
 s > 0 when the wheel surface turns faster than the wheel centre moves), slip angle α = atan2(v_y, |V_x|)
 (eq. 2.42), v_y the lateral velocity of the contact point over the ground, contact-frame y to the left.
 """
@@ -107,11 +107,11 @@ def p_gain(model: WmrModel) -> tuple[float, float]:
 
 def pacejka_options(model: WmrModel, mu: float = 1.0, **overrides) -> DynamicsOptions:
     """Pacejka contact (Table C.1, kp from the vehicle mass, kd = kp/20, friction ``mu``) and the YAML's PI
-    actuator (ki = 0: a P controller).  A fresh object per run: the PI actuator carries its integral."""
+    actuator (ki = 0: a P controller)."""
     opts = DynamicsOptions.from_config(model, contact="pacejka", actuator="pi", **overrides)
     if mu != 1.0:
         p = opts.contact.params
-        opts.contact = PacejkaContact(kp=p["kp"], kd=p["kd"], mu=mu)
+        opts = dataclasses.replace(opts, contact=PacejkaContact(kp=p["kp"], kd=p["kd"], mu=mu))
     return opts
 
 
@@ -212,7 +212,7 @@ def run_ode(model: WmrModel, terrain: Terrain, command: Callable[[float], tuple[
 
 
 def wheel_slips(model: WmrModel, terrain: Terrain, Q: NDArray, QV: NDArray) -> tuple[NDArray, NDArray]:
-    """Slip ratio and angle (n, nw) at states Q with joint-space velocities QV, exactly as ForceBalance.step
+    """Slip ratio and angle (n, nw) at states Q with joint-space velocities QV, exactly as the dynamic engine
     reports them (eqs. 2.40, 2.42): v_c = A_wheel q̇' in the contact frames of Q."""
     nw = model.num_wheels
     S, A = np.empty((len(Q), nw)), np.empty((len(Q), nw))

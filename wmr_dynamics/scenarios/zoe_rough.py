@@ -159,7 +159,8 @@ def run_one(model: WmrModel, terrain: Terrain, kind: str, dt: float, q0: NDArray
     res = sim.run(duration, (speed, 0.0), q0=q0, progress=False, qvel0=qvel0)
     cpu = time.process_time() - cpu0
     it = res.iterations[:-1] if res.iterations is not None else np.zeros(0)  # the last row is not a step
-    limit = sim.force_balance.opt.max_iterations if sim.force_balance is not None else 0
+    options = getattr(sim.compiled, "options", None)  # dynamic mode's DynamicsOptions
+    limit = options.max_iterations if options is not None else 0
     conv = getattr(res, "converged", None)
     unconverged = int(np.count_nonzero(~conv[:-1])) if conv is not None else 0
     return Run(kind, dt, terrain_id, res.t, res.q, it, res.wall_time_s, variant, limit, cpu, unconverged)
