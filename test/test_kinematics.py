@@ -210,7 +210,7 @@ def test_enhanced_path_applies_the_body_slip_of_eqs_2_48_to_2_52_on_rough_terrai
     ctrl = BodyVelocityController(model)
     plain = Simulator(model, grid, dt=dt, controller=ctrl, engine="python")
     enhanced = Simulator(model, grid, dt=dt, controller=ctrl, mode="enhanced", slip=SlipParams(p=(0, p2, 0, 0, 0, p6)))
-    assert enhanced.engine_used == "python"  # enhanced kinematics runs on the Python path
+    assert enhanced.engine_used == "compiled"  # enhanced kinematics runs on the compiled engine
     run = enhanced.run(3.0, (v, omega), progress=False)
     base = plain.run(3.0, (v, omega), progress=False)
     known = actuated_indices(model)

@@ -19,8 +19,8 @@ it is pinned in requirements-dev.txt, so a missing MuJoCo fails these tests inst
 
 Driving MuJoCo (:func:`set_state`, :func:`drive_mujoco`) is written here, independently of the benchmark (the
 state mapping is the package's :func:`~wmr_dynamics.io.mjcf.qpos_from_state`).  No
-wall-clock times are asserted.  Our engine runs on its Python path (engine="python"): the compiled path is
-tested to match it (test_compiled_dynamics.py), and this keeps the test independent of its build.
+wall-clock times are asserted.  Our engine runs step by step from Python (engine="python"), the path a
+custom controller takes.
 """
 
 import re

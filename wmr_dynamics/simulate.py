@@ -23,21 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 from wmr_dynamics import spatial
 from wmr_dynamics.controllers import BodyVelocityController
 from wmr_dynamics.errors import ModelError, WmrError
-from wmr_dynamics.kinematics import (
-    actuated_indices,
-    evaluate,
-    state_rate,
-)
-from wmr_dynamics.kinematics.dae import contact_rows, solve_velocity_limited
-from wmr_dynamics.kinematics.enhanced import (
-    SlipParams,
-    body_force,
-    body_slip,
-    composite_inertia,
-    rollover_margin,
-    wheel_slip_from_body,
-)
-from wmr_dynamics.kinematics.state import euler_step
+from wmr_dynamics.kinematics.enhanced import SlipParams
 from wmr_dynamics.model import WmrModel
 from wmr_dynamics.terrain import Terrain
 
@@ -205,39 +191,32 @@ class Simulator:
         self.sigma = 1.0 / self.dt if baumgarte is None else float(baumgarte)
         if not 0 < self.sigma <= 1.0 / self.dt + 1e-12:
             raise ModelError(f"baumgarte gain must satisfy 0 < sigma <= 1/dt = {1 / self.dt:g}, got {self.sigma}")
-        self.known = actuated_indices(model)
         if mode == "dynamic" and integrator != "euler":
             raise ModelError("the dynamic mode integrates with symplectic Euler (eqs. 2.85–2.86); "
                              f"integrator '{integrator}' is for the kinematic modes")
         if engine not in ENGINES:
             raise ModelError(f"engine '{engine}' is not one of {', '.join(ENGINES)}")
-        self.engine, self.engine_used, self.compiled = engine, "python", None
-        if mode == "kinematic" and integrator == "euler" and engine != "python":
-            from wmr_dynamics.compiled.engine import CompiledKinematics, NotCompilable
+        self.engine = engine
+        self.custom_controller = not isinstance(self.controller, BodyVelocityController)
+        if self.custom_controller and engine == "compiled":
+            raise ModelError("engine 'compiled' cannot run this simulation: a custom controller callable is "
+                             "called between steps (engine 'auto' or 'python' runs it step by step)")
+        self.engine_used = "python" if self.custom_controller or engine == "python" else "compiled"
+        self._scratch_ws = None
+        if mode != "dynamic":
+            from wmr_dynamics.compiled.engine import CompiledKinematics
 
-            try:
-                self.compiled = CompiledKinematics(model, terrain, self.controller, self.sigma,
-                                                   exact_terrain=engine == "auto")
-                self.engine_used = "compiled"
-            except NotCompilable as e:
-                if engine == "compiled":
-                    raise ModelError(f"engine 'compiled' cannot run this simulation: {e}") from None
-        elif engine == "compiled" and mode != "dynamic":
-            raise ModelError(f"engine 'compiled' runs the kinematic mode with the Euler integrator and the dynamic "
-                             f"mode; mode={mode!r}, integrator={integrator!r} run on the Python path")
-        if mode == "dynamic":
+            self.compiled = CompiledKinematics(model, terrain, None if self.custom_controller else self.controller,
+                                               self.sigma, slip=self.slip if mode == "enhanced" else None,
+                                               integrator=integrator, margin=mode == "enhanced")
+        else:
             from wmr_dynamics.compiled.engine import CompiledDynamics
             from wmr_dynamics.dynamics.force_balance import DynamicsOptions
 
             opts = dynamics if dynamics is not None else DynamicsOptions.from_config(model)
             if not isinstance(opts, DynamicsOptions):
                 raise ModelError(f"dynamics must be a DynamicsOptions, got {type(opts).__name__}")
-            custom = not isinstance(self.controller, BodyVelocityController)
-            if custom and engine == "compiled":
-                raise ModelError("engine 'compiled' cannot run this simulation: a custom controller callable is "
-                                 "called between steps (engine 'auto' or 'python' runs it step by step)")
-            self.compiled = CompiledDynamics(model, terrain, opts, None if custom else self.controller)
-            self.engine_used = "python" if custom or engine == "python" else "compiled"
+            self.compiled = CompiledDynamics(model, terrain, opts, None if self.custom_controller else self.controller)
 
     def initial_state(self, xyz: ArrayLike | None = None, yaw: float | None = None) -> NDArray:
         """A state on the terrain (§2.2.4) at the YAML's ``initial_pose`` or the given x, y (m) and yaw (rad)."""
@@ -247,58 +226,76 @@ class Simulator:
 
     def velocity(self, q: NDArray, v: float, omega: float, in_contact: NDArray | None = None,
                  qvel_prev: NDArray | None = None, rates: NDArray | None = None) -> StepInfo:
-        """Joint-space velocity at state q for the command (v m/s, ω rad/s): one DAE solve (eq. 2.38).
+        """Joint-space velocity at state q for the command (v m/s, ω rad/s): one DAE solve (eq. 2.38; enhanced
+        mode: with the body slip of eqs. 2.44–2.52), on the compiled engine; kinematic modes only.
 
         ``rates``: the actuated joints' rates, instead of the controller's for (v, ω).
-
         ``in_contact``: the contact set (nw,) bool carried from the previous step, advanced in place (only
         wheels in contact keep their rows, :mod:`~wmr_dynamics.kinematics.contact_set`), with the previous
-        step's q̇' ``qvel_prev`` to predict touchdowns; default: the wheels within ``CONTACT_OFF_M`` of
-        the ground.
+        step's q̇' ``qvel_prev`` to predict touchdowns; default: every wheel counts as having been in contact.
         """
-        ks = evaluate(self.model, q, self.terrain)
-        if rates is None:
-            rates = self.controller(q, ks.T_world, v, omega)
-        contact = contact_rows(ks, in_contact, qvel_prev, self.sigma)
-        sol = solve_velocity_limited(self.model, ks, self.known, rates, self.sigma, contact=contact)
-        m, com, I_b = composite_inertia(self.model, ks.T_world)
-        R_wb = ks.T_world[0, :3, :3]
-        f_b = body_force(I_b, R_wb, sol.qvel[:6])  # eq. 2.44
-        if self.mode == "enhanced" and not self.slip.is_zero:
-            v_slip = body_slip(self.slip, com, sol.qvel[:6], f_b)
-            sol = solve_velocity_limited(self.model, ks, self.known, rates, self.sigma,
-                                         slip_xy=wheel_slip_from_body(ks.A_wheel, v_slip),
-                                         contact=contact)  # eqs. 2.52, 2.38
-        # force through the cg (eq. 2.46 keeps the linear part) for the rollover indicator
-        cg_world = ks.T_world[0, :3, :3] @ com + ks.T_world[0, :3, 3]
-        margin = rollover_margin(cg_world, R_wb @ f_b[3:], ks.contacts.points, ks.contacts.normals)
-        return StepInfo(sol.qvel, ks.contacts.dz, ks.contacts.points, sol.slip_speed,
-                        float(np.linalg.norm(sol.residual)), margin)
+        from wmr_dynamics.compiled.kinematics import kinematic_solve
+
+        c, ws, q = self._scratch(q, in_contact, qvel_prev)
+        cd, row = self._command_row(q, v, omega, rates)
+        vc = np.zeros(self.model.num_wheels)
+        st, residual = kinematic_solve(c.md, c.td, cd, c.kd_margin, ws, q, row, vc)
+        if st != 0:
+            raise SimulationError(f"{self.model.name}: {_kin_status(st)}")
+        if in_contact is not None:
+            in_contact[:] = ws.in_contact
+        return StepInfo(ws.qvel.copy(), ws.dz.copy(), ws.points.copy(), vc, float(residual), float(ws.body[2, 4]))
 
     def step(self, q: NDArray, v: float, omega: float, in_contact: NDArray | None = None,
              qvel_prev: NDArray | None = None, rates: NDArray | None = None) -> tuple[NDArray, StepInfo]:
-        """Advance one time step with the command held constant; returns (q_next, info at q).
+        """Advance one time step with the command held constant (Euler, eq. 2.39, or RK4); returns (q_next,
+        info at q).  Kinematic modes; arguments as :meth:`velocity` (RK4's inner stages start from the set of
+        the step's start and do not advance it)."""
+        from wmr_dynamics.compiled.kinematics import kinematic_advance
 
-        ``in_contact``: the contact set carried from step to step (see :meth:`velocity`); RK4's inner stages
-        start from the set of the step's start and do not advance it.
-        """
-        info = self.velocity(q, v, omega, in_contact, qvel_prev, rates)
-        if self.integrator == "euler":
-            q_next = euler_step(q, info.qvel, self.dt)  # eq. 2.39
-        else:
-            def stage(qs: NDArray) -> NDArray:
-                return self.velocity(qs, v, omega, None if in_contact is None else in_contact.copy(),
-                                     rates=rates).qvel
+        c, ws, q_next = self._scratch(q, in_contact, qvel_prev)
+        cd, row = self._command_row(q_next, v, omega, rates)
+        vc, diag = np.zeros(self.model.num_wheels), np.zeros(2)
+        st, _ = kinematic_advance(c.md, c.td, cd, c.kd_margin, ws, q_next, row, 1, self.dt, vc, diag)
+        if st != 0:
+            raise SimulationError(f"{self.model.name}: {_kin_status(st)}")
+        if in_contact is not None:
+            in_contact[:] = ws.in_contact
+        return q_next, StepInfo(ws.qvel.copy(), ws.dz.copy(), ws.points.copy(), vc, float(diag[0]), float(diag[1]))
 
-            k1 = state_rate(q, info.qvel)
-            k2 = state_rate(q2 := _add(q, k1, self.dt / 2), stage(q2))
-            k3 = state_rate(q3 := _add(q, k2, self.dt / 2), stage(q3))
-            k4 = state_rate(q4 := _add(q, k3, self.dt), stage(q4))
-            q_next = _add(q, (k1 + 2 * k2 + 2 * k3 + k4) / 6.0, self.dt)
-        if not np.all(np.isfinite(q_next)):
-            raise SimulationError(f"{self.model.name}: the state became non-finite "
-                                  f"(qvel={info.qvel.round(4).tolist()})")
-        return q_next, info
+    def _scratch(self, q: NDArray, in_contact: NDArray | None, qvel_prev: NDArray | None) -> tuple:
+        """(engine, a workspace holding the given contact set and previous q̇', q as a fresh float array)."""
+        if self.mode == "dynamic":
+            raise ModelError("velocity() and step() are the kinematic modes' solves; the dynamic mode steps with "
+                             "run() or wmr_dynamics.stepper.Stepper")
+        c = self.compiled
+        c.warm_up()
+        if self._scratch_ws is None:
+            self._scratch_ws = c.workspace()
+        ws = self._scratch_ws
+        ws.in_contact[:] = True if in_contact is None else in_contact
+        ws.qvel[:] = 0.0 if qvel_prev is None else qvel_prev
+        q = np.array(q, dtype=float)
+        if q.shape != (self.model.num_states,) or not np.all(np.isfinite(q)):
+            raise ModelError(f"q: expected {self.model.num_states} finite numbers, got shape {q.shape}")
+        return c, ws, q
+
+    def _command_row(self, q: NDArray, v: float, omega: float, rates: NDArray | None) -> tuple:
+        """(controller data, command row) for the kernels: (v, ω) through the compiled controller, or joint rates
+        (given, or from a custom controller callable called here)."""
+        c = self.compiled
+        if rates is None and self.custom_controller:
+            from wmr_dynamics.kinematics import forward_kinematics
+
+            rates = self.controller(q, forward_kinematics(self.model, q), v, omega)
+        if rates is None:
+            return c.cd, np.array([v, omega], dtype=float)
+        na = len(self.model.actuated_joint_names)
+        r = np.array(rates, dtype=float).ravel()
+        if r.size != na or not np.all(np.isfinite(r)):
+            raise ModelError(f"joint rates: expected {na} finite numbers ({', '.join(self.model.actuated_joint_names)})"
+                             f", got {r.tolist()}")
+        return c.cd_direct, r
 
     def run(self, duration: float, command: Command, q0: NDArray | None = None, progress: bool | None = None,
             qvel0: NDArray | None = None) -> SimResult:
@@ -320,13 +317,12 @@ class Simulator:
         n = int(round(duration / self.dt))
         nw, m = self.model.num_wheels, self.model
         t = np.arange(n + 1) * self.dt
-        if self.compiled is not None:
+        if self.engine_used == "compiled":
             cmds = np.array([_checked_command(cmd, tk) for tk in t])
             self.compiled.warm_up()
-            (Q, QV, DZ, CP, VC, RES), wall = _one_call(n, _KINEMATIC_STEP_S, progress,
-                                                       lambda: self.compiled.rollout(q, cmds, self.dt))
-            return SimResult(m.name, self.mode, self.dt, t, Q, QV, DZ, CP, VC, RES, np.full(n + 1, np.nan), wall,
-                             list(m.wheel_names))
+            (Q, QV, DZ, CP, VC, RES, ROLL), wall = _one_call(n, _KINEMATIC_STEP_S, progress,
+                                                             lambda: self.compiled.rollout(q, cmds, self.dt))
+            return SimResult(m.name, self.mode, self.dt, t, Q, QV, DZ, CP, VC, RES, ROLL, wall, list(m.wheel_names))
         Q = np.empty((n + 1, m.num_states))
         QV = np.empty((n + 1, m.num_dof))
         DZ = np.empty((n + 1, nw))
@@ -465,10 +461,10 @@ class BatchResult:
         return self.q.shape[0] * float(self.t[-1]) / self.wall_time_s if self.wall_time_s > 0 else float("inf")
 
 
-def _add(q: NDArray, rate: NDArray, h: float) -> NDArray:
-    out = q + rate * h
-    out[:4] /= np.linalg.norm(out[:4])
-    return out
+def _kin_status(status: int) -> str:
+    from wmr_dynamics.compiled.engine import _KIN_STATUS
+
+    return _KIN_STATUS.get(status, f"status {status}")
 
 
 def _checked_command(cmd: Callable[[float], tuple[float, float]], t: float) -> tuple[float, float]:

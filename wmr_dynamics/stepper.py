@@ -12,7 +12,7 @@ A :class:`Stepper` advances a :class:`SimData` with a command set from outside b
 through the vehicle's controller, or the actuated joints' rates directly — in kinematic, enhanced and
 dynamic mode; the terrain may be replaced between calls (:meth:`Stepper.set_terrain`, no recompilation)
 and a simulation reset to a pose (:meth:`Stepper.reset`).  Kinematic (Euler) and dynamic steps run on the
-compiled engine, N steps per call; enhanced kinematics and RK4 run step by step on the Python path.
+compiled engine, N steps per call (a custom controller callable is called in Python before each step).
 """
 
 from __future__ import annotations
@@ -49,7 +49,9 @@ class SimData:
         slip_ratio, slip_angle: (nw,) dynamic mode, of the last step (eqs. 2.40, 2.42; rad).
         iterations: force-balance iterations of the last call (summed over its steps).  cost: ‖e‖ of the
             last step's force balance, N.  converged: every step of the last call met its tolerance.
-        workspace: the compiled kernels' workspace (None on the Python path).
+        residual: kinematic modes: ‖A q̇' − v‖ of the last step's solve (eq. 2.38), m/s.
+        rollover_margin: enhanced mode: the last step's rollover margin, m (positive: stable; NaN otherwise).
+        workspace: the compiled kernels' workspace.
     """
 
     t: float
@@ -67,6 +69,8 @@ class SimData:
     iterations: int = 0
     cost: float = 0.0
     converged: bool = True
+    residual: float = 0.0
+    rollover_margin: float = float("nan")
     workspace: Any = None
     _u: NDArray | None = None
     _stats: NDArray | None = None
@@ -109,7 +113,7 @@ class Stepper:
             :class:`~wmr_dynamics.controllers.BodyVelocityController` (compiled).  A custom callable
             ``controller(q, T_world, v, omega)`` is called in Python before each step.
         slip: ``SlipParams`` for enhanced mode.  baumgarte: σ of eqs. 2.35–2.36, 1/s (default 1/dt).
-        integrator: ``"euler"`` or, for the kinematic modes, ``"rk4"`` (Python path).
+        integrator: ``"euler"`` or, for the kinematic modes, ``"rk4"``.
 
     Example::
 
@@ -142,7 +146,7 @@ class Stepper:
         self.model, self.mode, self.dt, self.terrain = sim.model, sim.mode, sim.dt, sim.terrain
         self.controller = sim.controller
         self.custom_controller = not isinstance(self.controller, BodyVelocityController)
-        self.engine = sim.compiled  # CompiledKinematics / CompiledDynamics, or None (Python path)
+        self.engine = sim.compiled  # CompiledKinematics / CompiledDynamics
         self.options = getattr(self.engine, "options", None)
         if self.mode == "dynamic":
             from wmr_dynamics.compiled.rollout import dynamic_advance as kernel
@@ -159,24 +163,21 @@ class Stepper:
         """A fresh :class:`SimData` at ``q0`` (default :meth:`initial_state`) with velocity ``qvel0`` (default 0)."""
         m = self.model
         nw, na = m.num_wheels, len(m.actuated_joint_names)
-        ws = None
-        if self.engine is not None:
-            self.engine.warm_up()
-            if self.mode == "dynamic":
-                from wmr_dynamics.compiled.dynamics import dynamics_workspace
+        self.engine.warm_up()
+        if self.mode == "dynamic":
+            from wmr_dynamics.compiled.dynamics import dynamics_workspace
 
-                ws = dynamics_workspace(self.engine.md, self.engine.fd)
-            else:
-                from wmr_dynamics.compiled.kinematics import kinematic_workspace
-
-                ws = kinematic_workspace(self.engine.md)
+            ws = dynamics_workspace(self.engine.md, self.engine.fd)
+        else:
+            ws = self.engine.workspace()
         slip = np.zeros((2, nw))
         data = SimData(0.0, 0, np.zeros(m.num_states), np.zeros(m.num_dof), np.zeros(na), np.ones(nw, dtype=bool),
                        np.zeros(nw), np.zeros((nw, 3)), np.zeros(nw), np.zeros((nw, 3)), slip[0], slip[1],
                        workspace=ws, _u=np.zeros(max(na, 1)), _stats=np.zeros(4), _slip=slip)
-        if ws is not None and self.mode == "dynamic":
-            data.contact_force = ws.fc  # the kernels' own arrays: nothing to copy after a step
-        elif ws is not None:
+        # the kernels' own arrays: nothing to copy after a step
+        if self.mode == "dynamic":
+            data.contact_force = ws.fc
+        else:
             data.qvel, data.in_contact, data.dz, data.contact_points = ws.qvel, ws.in_contact, ws.dz, ws.points
         self.reset(data, q0, qvel0)
         return data
@@ -196,11 +197,11 @@ class Stepper:
         data.in_contact[:] = True
         data.t, data.steps, data.iterations, data.converged = 0.0, 0, 0, True
         ws = data.workspace
-        if ws is not None and self.mode == "dynamic":
+        if self.mode == "dynamic":
             from wmr_dynamics.compiled.dynamics import C_MASS_READY
 
             ws.counts[C_MASS_READY] = 0
-        if ws is not None and self.mode != "dynamic":
+        else:
             ws.row_weight[:] = 1.0
         return data
 
@@ -209,10 +210,9 @@ class Stepper:
         is not recompiled (every terrain kind is one argument type)."""
         if not isinstance(terrain, Terrain):
             raise ModelError(f"set_terrain: expected a Terrain, got {type(terrain).__name__}")
-        if self.engine is not None:
-            from wmr_dynamics.compiled.engine import terrain_data
+        from wmr_dynamics.compiled.engine import terrain_data
 
-            self.engine.td = terrain_data(terrain)
+        self.engine.td = terrain_data(terrain)
         self._sim.terrain = terrain
         self.terrain = terrain
 
@@ -230,8 +230,6 @@ class Stepper:
             row = _vector("rates", rates, len(self.model.actuated_joint_names))
         else:
             row = _vector("command", command, 2)
-        if self.engine is None:
-            return self._advance_python(data, int(n), row, rates is not None)
         if rates is None and self.custom_controller:
             from wmr_dynamics.kinematics import forward_kinematics
 
@@ -260,23 +258,13 @@ class Stepper:
             it, cost, conv, _ = data._stats
             data.iterations, data.cost, data.converged = int(it), float(cost), bool(conv)
         else:
-            st, k = self._kernel(e.md, e.td, cd, ws, data.q, row, n, self.dt, e.sigma, data.contact_speed)
+            st, k = self._kernel(e.md, e.td, cd, e.kd, ws, data.q, row, n, self.dt, data.contact_speed,
+                                 data._stats[:2])
+            data.residual, data.rollover_margin = float(data._stats[0]), float(data._stats[1])
         done = n if st == 0 else k
         data.steps += done
         data.t += done * self.dt
         e.raise_status(st, data.steps, self.dt)
-        return data
-
-    def _advance_python(self, data: SimData, n: int, row: NDArray, direct: bool) -> SimData:
-        sim = self._sim
-        for _ in range(n):
-            v, omega = (0.0, 0.0) if direct else row
-            q_next, info = sim.step(data.q, v, omega, data.in_contact, data.qvel, rates=row if direct else None)
-            data.q[:], data.qvel[:] = q_next, info.qvel
-            data.dz[:], data.contact_points[:], data.contact_speed[:] = info.dz, info.contact_points, \
-                info.contact_speed
-            data.steps += 1
-            data.t += self.dt
         return data
 
 

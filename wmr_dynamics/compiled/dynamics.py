@@ -36,12 +36,13 @@ from wmr_dynamics.compiled.linalg import cho_solve, cho_solve_columns, cholesky,
 from wmr_dynamics.contact_models._terra import lut_kernel, terra_kernel
 from wmr_dynamics.contact_models.linear import _linear_kernel
 from wmr_dynamics.contact_models.pacejka import _pacejka_kernel
-from wmr_dynamics.dynamics.line_search import C1, C2
 from wmr_dynamics.dynamics.rigid_body import _crba, _plucker_all, _rnea
+from wmr_dynamics.kinematics.enhanced import _body_force
 from wmr_dynamics.kinematics.fk import _forward_kinematics
 from wmr_dynamics.kinematics.jacobians import _wheel_jacobian
 from wmr_dynamics.kinematics.state import _euler_step
 
+C1, C2 = 1e-4, 0.9  # strong Wolfe conditions: sufficient decrease (eq. D.2), curvature (eq. D.4)
 CONTACT_LINEAR, CONTACT_PACEJKA, CONTACT_TERRA, CONTACT_TERRA_LUT, CONTACT_PYTHON = 0, 1, 2, 3, 4
 ACTUATOR_IDEAL, ACTUATOR_PI, ACTUATOR_TORQUE_SPEED, ACTUATOR_PYTHON = 0, 1, 2, 3
 #: status codes of :func:`dynamic_step` (0 = ok)
@@ -310,27 +311,11 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
 
 @njit
 def _fused_body_bias(md: ModelData, ws: DynamicsWorkspace, qvel: NDArray) -> None:
-    """Eq. 2.89: c = [−I_b g + v_b ×* I_b v_b; 0], the vehicle as one rigid body of composite inertia I_b
+    """Eq. 2.89: c = [−f_b; 0] with f_b of eq. 2.44 — the vehicle as one rigid body of composite inertia I_b
     (CRBA's Ic[0] = M[:6, :6], body axes about the body origin) moving with the body's velocity v_b."""
-    R = ws.T_world[0]
-    g = np.zeros(6)
-    for i in range(3):
-        g[3 + i] = -md.gravity * R[2, i]  # Rᵀ (0, 0, −G)
-    Iv = np.zeros(6)
-    Ig = np.zeros(6)
+    _body_force(ws.M, ws.T_world[0], qvel, md.gravity, ws.bias)
     for i in range(6):
-        for j in range(6):
-            Iv[i] += ws.M[i, j] * qvel[j]
-            Ig[i] += ws.M[i, j] * g[j]
-    w0, w1, w2, v0, v1, v2 = qvel[0], qvel[1], qvel[2], qvel[3], qvel[4], qvel[5]
-    n0, n1, n2, f0, f1, f2 = Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5]
-    # v ×* f = [ω × n + v × f; ω × f] (spatial force cross product)
-    ws.bias[0] = -Ig[0] + (w1 * n2 - w2 * n1) + (v1 * f2 - v2 * f1)
-    ws.bias[1] = -Ig[1] + (w2 * n0 - w0 * n2) + (v2 * f0 - v0 * f2)
-    ws.bias[2] = -Ig[2] + (w0 * n1 - w1 * n0) + (v0 * f1 - v1 * f0)
-    ws.bias[3] = -Ig[3] + (w1 * f2 - w2 * f1)
-    ws.bias[4] = -Ig[4] + (w2 * f0 - w0 * f2)
-    ws.bias[5] = -Ig[5] + (w0 * f1 - w1 * f0)
+        ws.bias[i] = -ws.bias[i]
     for i in range(6, ws.bias.shape[0]):
         ws.bias[i] = 0.0
 
@@ -510,8 +495,14 @@ def _contact(fd: DynamicsData, ws: DynamicsWorkspace) -> None:
     elif fd.contact_kind == CONTACT_TERRA_LUT:
         lut_kernel(ws.vc, ws.Rw, ws.dzn, fd.contact_P, fd.contact_aux, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
     else:
-        with numba.objmode():
-            _cb.contact_forces(fd.contact_slot, ws.vc, ws.Rw, ws.dzn, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
+        _python_contact(fd, ws)
+
+
+@njit
+def _python_contact(fd: DynamicsData, ws: DynamicsWorkspace) -> None:
+    """A Python contact model (CONTACT_PYTHON), called back from an object-mode block."""
+    with numba.objmode():
+        _cb.contact_forces(fd.contact_slot, ws.vc, ws.Rw, ws.dzn, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
 
 
 @njit
@@ -526,9 +517,15 @@ def _actuators(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, integral:
     elif fd.act_kind == ACTUATOR_TORQUE_SPEED:
         _torque_speed_kernel(ws.act_theta_dot[:na], ws.act_u[:na], P[0], P[1], P[2], P[3], ws.act_f, ws.act_df)
     else:
-        with numba.objmode():
-            _cb.actuator_forces(fd.actuator_slot, ws.act_trial[:na], ws.act_theta_dot[:na], ws.act_u[:na], dt,
-                                ws.act_f, ws.act_df)
+        _python_actuator(fd, ws, na, dt)
+
+
+@njit
+def _python_actuator(fd: DynamicsData, ws: DynamicsWorkspace, na: int, dt: float) -> None:
+    """A Python actuator model (ACTUATOR_PYTHON), called back from an object-mode block."""
+    with numba.objmode():
+        _cb.actuator_forces(fd.actuator_slot, ws.act_trial[:na], ws.act_theta_dot[:na], ws.act_u[:na], dt,
+                            ws.act_f, ws.act_df)
 
 
 # ---- Newton iteration with the strong-Wolfe line search (eq. 2.84, App. D) --------------------------------
@@ -557,7 +554,8 @@ def _phi(md, fd, ws, qvel, integral, dt, alpha, n, nx) -> tuple:  # noqa: ANN001
 
 @njit
 def _line_search(md, fd, ws, qvel, integral, dt, phi0, dphi0, n, nx) -> tuple:  # noqa: ANN001
-    """Strong-Wolfe step in (0, 1] (same rules as ``dynamics.line_search.strong_wolfe``).
+    """Strong-Wolfe step in (0, 1] (thesis App. D; Nocedal & Wright Alg. 3.2, and Alg. 3.3 with bisection as the
+    interpolation): the full Newton step first; if an acceptable step lies in (0, 1), zoom to it.
 
     Returns (α, α is the last point evaluated, i.e. x_t/e_t/J_t hold it)."""
     phi1, dphi1 = _phi(md, fd, ws, qvel, integral, dt, 1.0, n, nx)

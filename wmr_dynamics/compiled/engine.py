@@ -263,43 +263,64 @@ class CompiledDynamics:
 
 
 class CompiledKinematics:
-    """Compiled kinematic model (stabilized DAE, Euler integration) of one vehicle on one terrain.
+    """Compiled kinematic model (stabilized DAE; Euler or RK4; optionally enhanced) of one vehicle on one terrain.
 
-    Args as :class:`CompiledDynamics`; ``sigma`` is the Baumgarte gain (1/s, eqs. 2.35–2.36).  Raises
-    :class:`NotCompilable` for what only the Python path runs (enhanced mode, RK4, custom controllers).
+    Args:
+        model, terrain, exact_terrain: as :class:`CompiledDynamics`.
+        controller: a :class:`BodyVelocityController` (commands are (v, ω) rows), or None: command rows are
+            actuated joint rates (a custom controller callable is called by the caller, between steps).
+        sigma: the Baumgarte gain, 1/s (eqs. 2.35–2.36).  slip: ``SlipParams`` (enhanced kinematics, eqs.
+            2.44–2.52) or None.  integrator: ``"euler"`` or ``"rk4"``.  margin: compute the rollover margin.
     """
 
     def __init__(self, model: WmrModel, terrain, controller: BodyVelocityController | None, sigma: float,  # noqa: ANN001
-                 exact_terrain: bool = False) -> None:
+                 exact_terrain: bool = False, slip: object | None = None, integrator: str = "euler",
+                 margin: bool = False) -> None:
+        from wmr_dynamics.compiled.kinematics import INTEGRATOR_EULER, INTEGRATOR_RK4, KinematicsData
+
         if controller is not None and not isinstance(controller, BodyVelocityController):
-            raise NotCompilable("a custom controller callable runs on the Python path")
+            raise NotCompilable("a custom controller callable is called between steps, not in a rollout")
         self.model, self.sigma = model, float(sigma)
         self.md = model_data(model)
         self.td = terrain_data(terrain, exact_only=exact_terrain)
         self.cd = controller_data(controller, model)
         self.cd_direct = controller_data(None, model, direct=True)
         self.n_cmd = 2 if controller is not None else len(model.actuated_joint_names)
+        enhanced = slip is not None and not slip.is_zero
+        P = slip.kernel_data() if slip is not None else np.zeros(15)
+        self.kd = KinematicsData(self.sigma, P, bool(enhanced), bool(margin or enhanced),
+                                 INTEGRATOR_RK4 if integrator == "rk4" else INTEGRATOR_EULER, 0)
+        self.kd_margin = self.kd._replace(margin=True)  # for single steps and solves: with the rollover margin
+
+    def workspace(self):  # noqa: ANN201
+        """A fresh :class:`~wmr_dynamics.compiled.kinematics.KinematicWorkspace` (contact set: all in contact)."""
+        from wmr_dynamics.compiled.kinematics import kinematic_workspace
+
+        return kinematic_workspace(self.md)
 
     def warm_up(self, quiet: bool = False) -> None:
         """Compile (or load from the cache) the kernels with a one-row rollout (a cold compile is announced on
         stderr unless ``quiet``)."""
         if "kinematic" not in _LOADED:
-            from wmr_dynamics.compiled.kinematics import kinematic_advance, kinematic_workspace
+            from wmr_dynamics.compiled.kinematics import kinematic_advance, kinematic_solve
 
             cmds = np.zeros((1, self.n_cmd))
             q0 = self.model.neutral_state()
+            nw = self.model.num_wheels
 
             def run() -> None:
                 _ignore_model_error(lambda: self.rollout(q0, cmds, 0.01))
-                kinematic_advance(self.md, self.td, self.cd, kinematic_workspace(self.md), q0.copy(), cmds[0], 1, 0.01,
-                                  self.sigma, np.zeros(self.model.num_wheels))
+                kinematic_advance(self.md, self.td, self.cd, self.kd, self.workspace(), q0.copy(), cmds[0], 1, 0.01,
+                                  np.zeros(nw), np.zeros(2))
+                kinematic_solve(self.md, self.td, self.cd, self.kd, self.workspace(), q0.copy(), cmds[0],
+                                np.zeros(nw))
 
             _cache.compiled("kinematic", run, quiet)
             _LOADED.add("kinematic")
 
     def rollout(self, q0: NDArray, cmds: NDArray, dt: float) -> tuple[NDArray, ...]:
-        """(Q, QV, DZ, CP, VC, RES) for command rows ``cmds`` (n+1, m); raises ModelError on failure."""
-        from wmr_dynamics.compiled.kinematics import kinematic_rollout, kinematic_workspace
+        """(Q, QV, DZ, CP, VC, RES, ROLL) for command rows ``cmds`` (n+1, m); raises ModelError on failure."""
+        from wmr_dynamics.compiled.kinematics import kinematic_rollout
 
         m = self.model
         c = np.ascontiguousarray(cmds, dtype=float)
@@ -308,12 +329,12 @@ class CompiledKinematics:
         n1, nw = c.shape[0], m.num_wheels
         Q = np.full((n1, m.num_states), np.nan)
         QV, DZ, CP = np.zeros((n1, m.num_dof)), np.zeros((n1, nw)), np.zeros((n1, nw, 3))
-        VC, RES = np.zeros((n1, nw)), np.zeros(n1)
-        ws = kinematic_workspace(self.md)
-        status, row = kinematic_rollout(self.md, self.td, self.cd, ws, np.ascontiguousarray(q0, dtype=float), c,
-                                        float(dt), self.sigma, Q, QV, DZ, CP, VC, RES)
+        VC, RES, ROLL = np.zeros((n1, nw)), np.zeros(n1), np.full(n1, np.nan)
+        status, row = kinematic_rollout(self.md, self.td, self.cd, self.kd, self.workspace(),
+                                        np.ascontiguousarray(q0, dtype=float), c, float(dt), Q, QV, DZ, CP, VC, RES,
+                                        ROLL)
         self.raise_status(status, row, dt)
-        return Q, QV, DZ, CP, VC, RES
+        return Q, QV, DZ, CP, VC, RES, ROLL
 
     def raise_status(self, status: int, row: int, dt: float) -> None:
         """Raise ModelError for a kernel's status code (0: nothing) at step ``row``."""
@@ -325,7 +346,8 @@ class CompiledKinematics:
 _KIN_STATUS = {1: "the terrain returned a non-finite height or normal under a wheel",
                2: "the kinematic constraint system is singular",
                3: "the state became non-finite",
-               4: "the controller produced a non-finite joint rate command"}
+               4: "the controller produced a non-finite joint rate command",
+               5: "enhanced kinematics: the normal force at the centre of gravity is zero (free fall?)"}
 
 
 def _ignore_model_error(call) -> None:  # noqa: ANN001

@@ -40,9 +40,11 @@ from wmr_dynamics.compiled.linalg import least_squares
 from wmr_dynamics.kinematics import contact_set as _cs
 from wmr_dynamics.kinematics import fk as _fk
 from wmr_dynamics.kinematics import jacobians as _jac
-from wmr_dynamics.kinematics.state import _euler_step
+from wmr_dynamics.kinematics.enhanced import _body_force, _body_slip, _composite_inertia, _rollover_margin
+from wmr_dynamics.kinematics.state import _euler_step, _state_rate
 
-STATUS_TERRAIN, STATUS_SINGULAR, STATUS_NONFINITE, STATUS_COMMAND = 1, 2, 3, 4
+STATUS_TERRAIN, STATUS_SINGULAR, STATUS_NONFINITE, STATUS_COMMAND, STATUS_FREE_FALL = 1, 2, 3, 4, 5
+INTEGRATOR_EULER, INTEGRATOR_RK4 = 0, 1
 MAX_LIMIT_ROUNDS = 4  # solve_velocity_limited's max_rounds
 
 # Alg. 1 and Alg. 2 of the kinematics package, inlined here: a call that is not inlined passes its arrays
@@ -82,6 +84,18 @@ class KinematicWorkspace(NamedTuple):
     in_contact: NDArray  # (nw,) bool, the contact set (kinematics.contact_set; carried from step to step)
     dz_pred: NDArray  # (nw,) Δz predicted one Baumgarte horizon ahead, m
     row_weight: NDArray  # (nw, 2) each wheel's (slip-row, normal-row) weight in eq. 2.38 (contact_set)
+    body: NDArray  # (4, 6): body force f_b (eq. 2.44), body slip (eq. 2.50), [com (m), mass (kg), margin (m)]
+
+
+class KinematicsData(NamedTuple):
+    """The kinematic model's settings (built by ``wmr_dynamics.compiled.engine``)."""
+
+    sigma: float  # Baumgarte gain σ, 1/s (eqs. 2.35–2.36)
+    slip: NDArray  # (15,) body slip p1…p6, lon, lat, ang (SlipParams.kernel_data)
+    enhanced: bool  # apply the body slip (eqs. 2.44–2.52)
+    margin: bool  # compute the rollover margin (ws.body[2, 4])
+    integrator: int  # INTEGRATOR_EULER (eq. 2.39) or INTEGRATOR_RK4
+    method: int  # collision search: 0 (the thesis's), 1 (fast)
 
 
 @njit
@@ -96,7 +110,7 @@ def kinematic_workspace(md: ModelData) -> KinematicWorkspace:
                               z((3, n)), z((nr, n)), z(nr), np.zeros(n, dtype=np.bool_), z(n),
                               np.zeros(n, dtype=np.int64), z((n, n)), z(nr), z(n), z(n),
                               z(max(md.actuated_frames.shape[0], 1)), z(nf + 6), np.ones(nw, dtype=np.bool_),
-                              z(nw), np.ones((nw, 2)))
+                              z(nw), np.ones((nw, 2)), z((4, 6)))
 
 
 @njit(inline="always")
@@ -163,33 +177,76 @@ def _solve(ws: KinematicWorkspace, n: int, nr: int) -> bool:
 
 
 @njit(_nrt=False)  # allocation-free: no reference counting of the workspace's arrays per call
-def kinematic_velocity(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray, u: NDArray,
-                       sigma: float, fk_done: bool = False, method: int = 0) -> int:
-    """q̇' at state q for the actuated rates u (rad/s or m/s, ``actuated_frames`` order) and Baumgarte gain σ
-    (1/s), as ``solve_velocity_limited``; the result in ws.qvel (and Δz, contacts, A, v in ws).
+def kinematic_velocity(md: ModelData, td: TerrainData, kd: KinematicsData, ws: KinematicWorkspace, q: NDArray,
+                       u: NDArray, fk_done: bool = False) -> int:
+    """q̇' at state q for the actuated rates u (rad/s or m/s, ``actuated_frames`` order): the result in ws.qvel
+    (and Δz, contacts, A, v in ws).  Without body slip: the enhanced model's second solve is :func:`_solve_at`'s.
 
-    ``fk_done``: ws.T_world already holds the forward kinematics of q.  ``method``: the collision search
-    (0: the Python path's, 1: fast).  Returns 0, or STATUS_TERRAIN / STATUS_SINGULAR / STATUS_NONFINITE /
-    STATUS_COMMAND (a non-finite rate in u).
+    ``fk_done``: ws.T_world already holds the forward kinematics of q.  Returns 0, or STATUS_TERRAIN /
+    STATUS_SINGULAR / STATUS_NONFINITE / STATUS_COMMAND (a non-finite rate in u).
     """
     nf = md.parent.shape[0]
     n = nf + 5
-    nr = 3 * md.wheel_frame.shape[0] + md.A_joint.shape[0]
+    nw = md.wheel_frame.shape[0]
+    nr = 3 * nw + md.A_joint.shape[0]
     for k in range(md.actuated_frames.shape[0]):
         if not math.isfinite(u[k]):
             return STATUS_COMMAND
-    st = _evaluate(md, td, ws, q, sigma, fk_done, method)
+    st = _evaluate(md, td, ws, q, kd.sigma, fk_done, kd.method)
     if st != 0:
         return st
+    if not _solve_limited(md, ws, q, u, kd.sigma, n, nr):
+        return STATUS_SINGULAR
+    for j in range(n):
+        if not math.isfinite(ws.qvel[j]):
+            return STATUS_NONFINITE
+    return 0
+
+
+@njit(_nrt=False)
+def _resolve(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, q: NDArray) -> int:
+    """Eq. 2.38 again with the wheels' slip rows of v set (enhanced kinematics, eq. 2.52)."""
+    n = md.parent.shape[0] + 5
+    if not _solve_limited(md, ws, q, ws.u, kd.sigma, n, 3 * md.wheel_frame.shape[0] + md.A_joint.shape[0]):
+        return STATUS_SINGULAR
+    for j in range(n):
+        if not math.isfinite(ws.qvel[j]):
+            return STATUS_NONFINITE
+    return 0
+
+
+@njit(inline="always")
+def _solve_at(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
+              q: NDArray, cmd: NDArray) -> int:
+    """FK, controller and velocity solve at q for command row ``cmd``; enhanced kinematics (``kd.enhanced``):
+    solved again with the wheel slips of the body slip predicted from the first solve's motion (eqs.
+    2.44–2.52); with ``kd.margin`` the rollover margin of that body force goes to ws.body[2, 4].  Returns a
+    STATUS_* code (STATUS_FREE_FALL: enhanced kinematics with no normal force at the cg)."""
+    st = _solve_row(md, td, cd, kd, ws, q, cmd)
+    if st != 0 or not (kd.enhanced or kd.margin):
+        return st
+    st = _body_slip_and_margin(md, kd, ws, md.wheel_frame.shape[0], md.parent.shape[0] + 5)
+    if st != 0 or not kd.enhanced:
+        return st
+    return _resolve(md, kd, ws, q)
+
+
+@njit(inline="always")
+def _solve_limited(md: ModelData, ws: KinematicWorkspace, q: NDArray, u: NDArray, sigma: float, n: int,
+                   nr: int) -> bool:
+    """Eqs. 2.37–2.38 with the actuated rates known and the URDF joint limits as hard stops (an active set;
+    not in the thesis): a joint that would pass a limit within the horizon 1/σ is held at the rate σ·(limit − θ)
+    that brings it exactly there, and the system is solved again."""
+    nf = md.parent.shape[0]
     for j in range(n):
         ws.known[j] = False
     for k in range(md.actuated_frames.shape[0]):  # eq. 2.37
         c = md.actuated_frames[k] + 5
         ws.known[c] = True
         ws.value[c] = u[k]
-    for _ in range(MAX_LIMIT_ROUNDS + 1):  # URDF joint limits as hard stops (an active set)
+    for _ in range(MAX_LIMIT_ROUNDS + 1):
         if not _solve(ws, n, nr):
-            return STATUS_SINGULAR
+            return False
         hit = False
         for i in range(1, nf):
             th, rate = q[6 + i], ws.qvel[5 + i]
@@ -200,9 +257,37 @@ def kinematic_velocity(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q
                 ws.known[5 + i], ws.value[5 + i], hit = True, sigma * (lo - th), True
         if not hit:
             break
-    for j in range(n):
-        if not math.isfinite(ws.qvel[j]):
-            return STATUS_NONFINITE
+    return True
+
+
+@njit
+def _body_slip_and_margin(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, nw: int, n: int) -> int:
+    """Thesis §2.3 at the solved q̇': the body force f_b (eq. 2.44), the rollover margin of its line of action,
+    and (enhanced) the body slip (eqs. 2.45–2.50) turned into the wheels' slip rows of v (eq. 2.52)."""
+    Ib = np.empty((6, 6))
+    m = _composite_inertia(md.I_spatial, ws.T_world, Ib)
+    com = ws.body[2, :3]
+    com[0], com[1], com[2] = Ib[2, 4] / m, Ib[0, 5] / m, Ib[1, 3] / m
+    ws.body[2, 3] = m
+    R = ws.T_world[0]
+    _body_force(Ib, R, ws.qvel, md.gravity, ws.body[0])  # eq. 2.44
+    if kd.margin:
+        cg = np.empty(3)
+        f = np.empty(3)
+        for a in range(3):
+            cg[a] = R[a, 0] * com[0] + R[a, 1] * com[1] + R[a, 2] * com[2] + R[a, 3]
+            f[a] = R[a, 0] * ws.body[0, 3] + R[a, 1] * ws.body[0, 4] + R[a, 2] * ws.body[0, 5]
+        ws.body[2, 4] = _rollover_margin(cg, f, ws.points, ws.frames[:, :, 2])
+    if not kd.enhanced:
+        return 0
+    if not _body_slip(kd.slip, com, ws.qvel, ws.body[0], ws.body[1]):
+        return STATUS_FREE_FALL
+    for w in range(nw):  # eq. 2.52: the wheels' slip rows (ws.A carries their row weights, so does v)
+        for c in range(2):
+            s = 0.0
+            for j in range(6):
+                s += ws.A[3 * w + c, j] * ws.body[1, j]
+            ws.v[3 * w + c] = s
     return 0
 
 
@@ -237,19 +322,19 @@ def _residual(md: ModelData, ws: KinematicWorkspace) -> float:
 
 
 @njit
-def kinematic_step(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray, u: NDArray, dt: float,
-                   sigma: float, q_next: NDArray, qvel: NDArray, dz: NDArray, vc: NDArray, method: int = 0) -> int:
-    """One step of the stabilized-DAE kinematic model (eqs. 2.33–2.39) from state q for actuated rates u.
+def kinematic_step(md: ModelData, td: TerrainData, kd: KinematicsData, ws: KinematicWorkspace, q: NDArray,
+                   u: NDArray, dt: float, q_next: NDArray, qvel: NDArray, dz: NDArray, vc: NDArray) -> int:
+    """One Euler step of the stabilized-DAE kinematic model (eqs. 2.33–2.39) from state q for actuated rates u.
 
     Args:
         q: (nq,) state.  u: (na,) actuated joint rates (rad/s or m/s, ``actuated_frames`` order), held over
-            the step.  dt: s.  sigma: Baumgarte gain, 1/s (0 < σ ≤ 1/dt).  method: collision search.
+            the step.  dt: s.
         q_next: (nq,) out, the state at t + dt (eq. 2.39).  qvel: (ndof,) out, the q̇' used.  dz: (nw,) out,
             Δz at q, m.  vc: (nw,) out, ‖v_c‖ per wheel at q, m/s.
     Returns:
-        0, or STATUS_TERRAIN (1) / STATUS_SINGULAR (2) / STATUS_NONFINITE (3) / STATUS_COMMAND (4).
+        0, or a STATUS_* code of :func:`kinematic_velocity`.
     """
-    st = kinematic_velocity(md, td, ws, q, u, sigma, False, method)
+    st = kinematic_velocity(md, td, kd, ws, q, u, False)
     if st != 0:
         return st
     for j in range(qvel.shape[0]):
@@ -264,18 +349,91 @@ def kinematic_step(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: ND
     return 0
 
 
-@njit(_nrt=False)
-def _rollout_row(md: ModelData, td: TerrainData, cd: ControllerData, ws: KinematicWorkspace, q: NDArray,
-                 cmd: NDArray, sigma: float, k: int, last: bool, QV: NDArray, DZ: NDArray, CP: NDArray, VC: NDArray,
-                 RES: NDArray, method: int) -> int:
-    """Row k of :func:`kinematic_rollout` at state q: FK, controller, velocity solve, diagnostics (allocation-
-    and reference-count-free; the Euler step, which allocates its state rate, is the caller's)."""
+@njit(inline="always")
+def _solve_row_inline(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData,
+                      ws: KinematicWorkspace, q: NDArray, cmd: NDArray) -> int:
+    """FK, controller and the plain velocity solve at q, inlined into an allocation-free caller."""
     _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)
     _controller_rates(md, cd, q, ws.T_world, cmd, ws.u)
-    st = kinematic_velocity(md, td, ws, q, ws.u, sigma, True, method)
-    if st != 0:
-        return st
+    return kinematic_velocity(md, td, kd, ws, q, ws.u, True)
+
+
+@njit(_nrt=False)
+def _solve_row(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
+               q: NDArray, cmd: NDArray) -> int:
+    """:func:`_solve_row_inline` for callers that count references (allocation- and reference-count-free)."""
+    return _solve_row_inline(md, td, cd, kd, ws, q, cmd)
+
+
+@njit
+def _rk4(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
+         q: NDArray, cmd: NDArray, dt: float, rk: NDArray, saved: NDArray) -> int:
+    """ws.q_next from q and the solve at q in ws by classical Runge–Kutta 4, whose stages solve at their own
+    states from the step's contact set without predicting touchdowns (ws.qvel, the set, Δz and the contact
+    points of the step's own solve are restored afterwards; ws.A is the last stage's).
+    ``rk`` (5, nq) and ``saved`` (nw, 7) are work arrays."""
+    nq = q.shape[0]
+    nw = md.wheel_frame.shape[0]
+    n = ws.qvel.shape[0]
+    for w in range(nw):
+        saved[w, 0] = 1.0 if ws.in_contact[w] else 0.0
+        saved[w, 1], saved[w, 2], saved[w, 3] = ws.row_weight[w, 0], ws.row_weight[w, 1], ws.dz[w]
+        for c in range(3):
+            saved[w, 4 + c] = ws.points[w, c]
+    qvel0 = ws.qvel.copy()
+    _state_rate(q, qvel0, rk[1])  # k1
+    for s in range(1, 4):
+        h = dt if s == 3 else dt / 2
+        for i in range(nq):
+            rk[0, i] = q[i] + h * rk[s, i]
+        _normalize_quaternion(rk[0])
+        for w in range(nw):
+            ws.in_contact[w] = saved[w, 0] > 0.5
+            ws.row_weight[w, 0], ws.row_weight[w, 1] = saved[w, 1], saved[w, 2]
+        for j in range(n):
+            ws.qvel[j] = 0.0  # no touchdown prediction inside a step
+        st = _solve_at(md, td, cd, kd, ws, rk[0], cmd)
+        if st != 0:
+            return st
+        _state_rate(rk[0], ws.qvel, rk[s + 1])  # k2, k3, k4
+    for i in range(nq):
+        ws.q_next[i] = q[i] + dt * (rk[1, i] + 2.0 * rk[2, i] + 2.0 * rk[3, i] + rk[4, i]) / 6.0
+    _normalize_quaternion(ws.q_next)
+    for w in range(nw):  # the step's own solve, as it was before the stages
+        ws.in_contact[w] = saved[w, 0] > 0.5
+        ws.row_weight[w, 0], ws.row_weight[w, 1], ws.dz[w] = saved[w, 1], saved[w, 2], saved[w, 3]
+        for c in range(3):
+            ws.points[w, c] = saved[w, 4 + c]
+    for j in range(n):
+        ws.qvel[j] = qvel0[j]
+    return 0
+
+
+@njit(inline="always")
+def _normalize_quaternion(q: NDArray) -> None:
+    s = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    for i in range(4):
+        q[i] /= s
+
+
+@njit(_nrt=False)
+def _rollout_row(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
+                 q: NDArray, cmd: NDArray, k: int, last: bool, QV: NDArray, DZ: NDArray, CP: NDArray, VC: NDArray,
+                 RES: NDArray, ROLL: NDArray) -> int:
+    """Row k of :func:`kinematic_rollout` at state q without body slip or margin: the solve and its diagnostics
+    (allocation- and reference-count-free)."""
+    st = _solve_row_inline(md, td, cd, kd, ws, q, cmd)
+    if st == 0:
+        _row_diagnostics_inline(md, kd, ws, k, last, QV, DZ, CP, VC, RES, ROLL)
+    return st
+
+
+@njit(inline="always")
+def _row_diagnostics_inline(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, k: int, last: bool, QV: NDArray,
+                     DZ: NDArray, CP: NDArray, VC: NDArray, RES: NDArray, ROLL: NDArray) -> None:
+    """Row k's residual, margin, Δz and contact points; q̇' and ‖v_c‖ unless it is the last row."""
     RES[k] = _residual(md, ws)
+    ROLL[k] = ws.body[2, 4] if kd.margin else np.nan
     for w in range(md.wheel_frame.shape[0]):
         DZ[k, w] = ws.dz[w]
         for c in range(3):
@@ -284,34 +442,61 @@ def _rollout_row(md: ModelData, td: TerrainData, cd: ControllerData, ws: Kinemat
         for j in range(QV.shape[1]):
             QV[k, j] = ws.qvel[j]
         _contact_speeds(md, ws, ws.qvel, VC[k])
-    return 0
+
+
+@njit(_nrt=False)
+def _row_diagnostics(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, k: int, last: bool, QV: NDArray,
+                     DZ: NDArray, CP: NDArray, VC: NDArray, RES: NDArray, ROLL: NDArray) -> None:
+    """:func:`_row_diagnostics_inline` for callers that count references."""
+    _row_diagnostics_inline(md, kd, ws, k, last, QV, DZ, CP, VC, RES, ROLL)
+
+
+@njit(_nrt=False)
+def _step_diagnostics(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, vc: NDArray,
+                      diag: NDArray) -> None:
+    """‖v_c‖ per wheel, the residual and the margin of the solve in ws."""
+    _contact_speeds(md, ws, ws.qvel, vc)
+    diag[0] = _residual(md, ws)
+    diag[1] = ws.body[2, 4] if kd.margin else np.nan
 
 
 @njit
-def kinematic_rollout(md: ModelData, td: TerrainData, cd: ControllerData, ws: KinematicWorkspace, q0: NDArray,
-                      cmds: NDArray, dt: float, sigma: float, Q: NDArray, QV: NDArray, DZ: NDArray, CP: NDArray,
-                      VC: NDArray, RES: NDArray, method: int = 0) -> tuple:
-    """Rows k = 0..n (n = len(cmds) − 1, t_k = k·dt) exactly as ``Simulator.run`` in kinematic mode with Euler
-    integration: row k holds the state at t_k and the velocity solve there for command row ``cmds[k]``
-    (through ``controller_rates``; a ``direct`` ControllerData takes the rows as actuated rates); the last
-    row's solve gives its Δz, contact points and residual, its q̇' and ‖v_c‖ repeat the previous row's.
+def kinematic_rollout(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
+                      q0: NDArray, cmds: NDArray, dt: float, Q: NDArray, QV: NDArray, DZ: NDArray, CP: NDArray,
+                      VC: NDArray, RES: NDArray, ROLL: NDArray) -> tuple:
+    """Rows k = 0..n (n = len(cmds) − 1, t_k = k·dt), as ``Simulator.run`` in the kinematic modes: row k holds the
+    state at t_k and the velocity solve there for command row ``cmds[k]`` (through ``controller_rates``; a
+    ``direct`` ControllerData takes the rows as actuated rates); the last row's solve gives its Δz, contact
+    points, residual and margin, its q̇' and ‖v_c‖ repeat the previous row's.
 
     Outputs (preallocated): Q (n+1, nq), QV (n+1, ndof), DZ (n+1, nw) m, CP (n+1, nw, 3) m, VC (n+1, nw) m/s,
-    RES (n+1,).  ``method``: the collision search (0: the Python path's, 1: fast).  Returns (status, row of
-    the failure or −1); rows from the failing one on are not written (Q's is).
+    RES (n+1,), ROLL (n+1,) rollover margin, m (NaN unless ``kd.margin``).  Returns (status, row of the
+    failure or −1); rows from the failing one on are not written (Q's is).
     """
     n = cmds.shape[0] - 1
     nq = q0.shape[0]
-    q = q0.copy()  # the running state: the rollout's only allocation
+    q = q0.copy()
+    rk = np.empty((5, nq))
+    saved = np.empty((md.wheel_frame.shape[0], 7))
     for k in range(n + 1):
         for i in range(nq):
             Q[k, i] = q[i]
-        st = _rollout_row(md, td, cd, ws, q, cmds[k], sigma, k, k == n, QV, DZ, CP, VC, RES, method)
+        if kd.enhanced or kd.margin:
+            st = _solve_at(md, td, cd, kd, ws, q, cmds[k])
+            if st == 0:
+                _row_diagnostics(md, kd, ws, k, k == n, QV, DZ, CP, VC, RES, ROLL)
+        else:
+            st = _rollout_row(md, td, cd, kd, ws, q, cmds[k], k, k == n, QV, DZ, CP, VC, RES, ROLL)
         if st != 0:
             return st, k
         if k == n:
             break
-        _euler_step(q, ws.qvel, dt, ws.q_next)  # eq. 2.39
+        if kd.integrator == INTEGRATOR_EULER:
+            _euler_step(q, ws.qvel, dt, ws.q_next)  # eq. 2.39
+        else:
+            st = _rk4(md, td, cd, kd, ws, q, cmds[k], dt, rk, saved)
+            if st != 0:
+                return st, k
         for i in range(nq):
             if not math.isfinite(ws.q_next[i]):
                 return STATUS_NONFINITE, k
@@ -322,33 +507,50 @@ def kinematic_rollout(md: ModelData, td: TerrainData, cd: ControllerData, ws: Ki
         for w in range(VC.shape[1]):
             VC[n, w] = VC[n - 1, w]
     else:
-        for j in range(QV.shape[1]):
-            QV[0, j] = ws.qvel[j]
-        _contact_speeds(md, ws, ws.qvel, VC[0])
+        _row_diagnostics(md, kd, ws, 0, False, QV, DZ, CP, VC, RES, ROLL)
     return 0, -1
 
 
 @njit
-def kinematic_advance(md: ModelData, td: TerrainData, cd: ControllerData, ws: KinematicWorkspace, q: NDArray,
-                      cmd: NDArray, n: int, dt: float, sigma: float, vc: NDArray) -> tuple:
-    """Advance q in place by ``n`` Euler steps (eq. 2.39) with one command row ``cmd`` (the stepper's call).
+def kinematic_advance(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
+                      q: NDArray, cmd: NDArray, n: int, dt: float, vc: NDArray, diag: NDArray) -> tuple:
+    """Advance q in place by ``n`` steps with one command row ``cmd`` (the stepper's call).
 
     The contact set carried in ``ws`` continues from the previous call.  The last step's solve stays in
-    ``ws`` (q̇' in ws.qvel, Δz, contact points); its ‖v_c‖ per wheel goes to ``vc``.  Returns (status, index
-    of the failing step or −1); on failure q holds the state the failing step started from.
+    ``ws`` (q̇' in ws.qvel, Δz, contact points); its ‖v_c‖ per wheel goes to ``vc``, its residual ‖A q̇' − v‖
+    and rollover margin (m; NaN unless ``kd.margin``) to ``diag`` (2,).  Returns
+    (status, index of the failing step or −1); on failure q holds the state the failing step started from.
     """
     nq = q.shape[0]
+    rk = np.empty((5, nq))
+    saved = np.empty((md.wheel_frame.shape[0], 7))
     for k in range(n):
-        _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)
-        _controller_rates(md, cd, q, ws.T_world, cmd, ws.u)
-        st = kinematic_velocity(md, td, ws, q, ws.u, sigma, True, 0)
+        st = _solve_at(md, td, cd, kd, ws, q, cmd)
         if st != 0:
             return st, k
-        _contact_speeds(md, ws, ws.qvel, vc)
-        _euler_step(q, ws.qvel, dt, ws.q_next)  # eq. 2.39
+        _step_diagnostics(md, kd, ws, vc, diag)
+        if kd.integrator == INTEGRATOR_EULER:
+            _euler_step(q, ws.qvel, dt, ws.q_next)  # eq. 2.39
+        else:
+            st = _rk4(md, td, cd, kd, ws, q, cmd, dt, rk, saved)
+            if st != 0:
+                return st, k
         for i in range(nq):
             if not math.isfinite(ws.q_next[i]):
                 return STATUS_NONFINITE, k
         for i in range(nq):
             q[i] = ws.q_next[i]
     return 0, -1
+
+
+@njit
+def kinematic_solve(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
+                    q: NDArray, cmd: NDArray, vc: NDArray) -> tuple:
+    """One velocity solve at q for command row ``cmd`` (``Simulator.velocity``): the result in ws, ‖v_c‖ per
+    wheel in ``vc``; returns (status, ‖A q̇' − v‖)."""
+    st = _solve_at(md, td, cd, kd, ws, q, cmd)
+    if st != 0:
+        return st, np.nan
+    diag = np.zeros(2)
+    _step_diagnostics(md, kd, ws, vc, diag)
+    return 0, diag[0]

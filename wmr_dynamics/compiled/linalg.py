@@ -175,19 +175,20 @@ def least_squares(A: NDArray, nrows: int, cols: NDArray, ncols: int, b: NDArray,
     would be needed for that.  Work: ``N`` (≥ ncols × ncols), overwritten by the factor.  Returns False if
     the factorization failed (all-zero or non-finite A).
     """
+    for a in range(ncols):  # Aᵀb and the lower triangle of AᵀA, accumulated row by row (A is row-major)
+        x[a] = 0.0
+        for c in range(a + 1):
+            N[a, c] = 0.0
+    for r in range(nrows):
+        for a in range(ncols):
+            ra = A[r, cols[a]]
+            if ra == 0.0:
+                continue
+            x[a] += ra * b[r]
+            for c in range(a + 1):
+                N[a, c] += ra * A[r, cols[c]]
     tr = 0.0
     for a in range(ncols):
-        ca = cols[a]
-        s = 0.0
-        for r in range(nrows):
-            s += A[r, ca] * b[r]
-        x[a] = s
-        for c in range(a + 1):
-            cb = cols[c]
-            s = 0.0
-            for r in range(nrows):
-                s += A[r, ca] * A[r, cb]
-            N[a, c] = s
         tr += N[a, a]
     eps = 1e-13 * tr / max(ncols, 1)
     for a in range(ncols):
