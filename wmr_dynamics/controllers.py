@@ -72,63 +72,30 @@ class BodyVelocityController:
                        if model.joint_type[i] == 2 and i not in wheel_frames and _wheels_below(model, int(i))]
         self.steers = [s for s in self.steers if s.actuated or len(s.wheels) >= 2]
         self.wheel_of_frame = {int(f): w for w, f in enumerate(model.wheel_frame)}
+        self._kernel_data = None  # (ModelData, ControllerData), built at the first call
 
     def __call__(self, q: NDArray, T_world: NDArray, v: float, omega: float) -> NDArray:
-        """Rates (rad/s or m/s) for ``model.actuated_joint_names``, in that order.
+        """Rates (rad/s or m/s) for ``model.actuated_joint_names``, in that order: the compiled rule
+        (:func:`wmr_dynamics.compiled.controllers.controller_rates`, the one implementation).
 
         Args:
             q: state.  T_world: its forward kinematics (nf, 4, 4).
             v: forward speed, m/s.  omega: yaw rate, rad/s.
         """
+        from wmr_dynamics.compiled.controllers import controller_data, controller_rates
+        from wmr_dynamics.compiled.data import model_data
+
         if not (np.isfinite(v) and np.isfinite(omega)):
             raise ModelError(f"velocity command must be finite, got v={v!r} m/s, omega={omega!r} rad/s")
         m = self.model
-        rates = np.zeros(m.num_frames)
-        if self.kind == "naive":
-            for w, f in enumerate(m.wheel_frame):
-                rates[f] = v / m.wheel_radii[w]
-            return rates[self.actuated_frames]
-        T_b = T_world[0]
-        to_body = np.linalg.inv(T_b)
-        steer_rate = np.zeros(m.num_frames)
-        for s in self.steers:
-            p = (to_body @ T_world[s.frame])[:3, 3]
-            target = _heading_angle(v - omega * p[1], omega * p[0])
-            # heading of the steering frame's x axis at zero steer angle, in the body x-y plane
-            R0 = (to_body @ T_world[m.parent[s.frame]])[:3, :3] @ m.T0[s.frame, :3, :3]
-            # the steer angle that points the wheels there, within the joint's limits (a turn tighter than
-            # the axle can steer is driven at the limit angle, not by winding the joint past it)
-            desired = _wrap(target - np.arctan2(R0[1, 0], R0[0, 0]))
-            desired = min(max(desired, m.joint_lower[s.frame]), m.joint_upper[s.frame])
-            err = _wrap(desired - q[6 + s.frame])
-            steer_rate[s.frame] = np.clip(self.steer_gain * err, -self.max_steer_rate, self.max_steer_rate)
-            if s.actuated:
-                rates[s.frame] = steer_rate[s.frame]
-        for w, f in enumerate(m.wheel_frame):
-            Tw = to_body @ T_world[m.parent[f]] @ m.T0[f]  # hub frame: the wheel frame without its spin
-            p = Tw[:3, 3]
-            u = np.array([v - omega * p[1], omega * p[0]])
-            # a passive steering joint above this wheel turns at steer_rate: its wheels must drive that turn
-            for s in self.steers:
-                if not s.actuated and w in s.wheels:
-                    p_s = (to_body @ T_world[s.frame])[:3, 3]
-                    u += steer_rate[s.frame] * np.array([-(p[1] - p_s[1]), p[0] - p_s[0]])
-            heading = Tw[:2, 0] / max(np.linalg.norm(Tw[:2, 0]), 1e-9)
-            rates[f] = (u @ heading) / m.wheel_radii[w]
-        return rates[self.actuated_frames]
-
-
-def _heading_angle(ux: float, uy: float) -> float:
-    """Direction of the planar velocity (ux, uy), folded into (−π/2, π/2] so wheels reverse, not flip."""
-    if abs(ux) < 1e-12 and abs(uy) < 1e-12:
-        return 0.0
-    a = np.arctan2(uy, ux)
-    if a > np.pi / 2:
-        a -= np.pi
-    elif a <= -np.pi / 2:
-        a += np.pi
-    return float(a)
-
-
-def _wrap(a: float) -> float:
-    return float((a + np.pi) % (2 * np.pi) - np.pi)
+        if self._kernel_data is None:
+            self._kernel_data = (model_data(m), controller_data(self, m))
+        md, cd = self._kernel_data
+        q = np.ascontiguousarray(q, dtype=float)
+        T_world = np.ascontiguousarray(T_world, dtype=float)
+        if q.shape != (m.num_states,) or T_world.shape != (m.num_frames, 4, 4):
+            raise ModelError(f"controller: expected q ({m.num_states},) and T_world ({m.num_frames}, 4, 4), got "
+                             f"{q.shape} and {T_world.shape}")
+        u = np.zeros(max(len(self.actuated_frames), 1))
+        controller_rates(md, cd, q, T_world, np.array([float(v), float(omega)]), u)
+        return u[:len(self.actuated_frames)]

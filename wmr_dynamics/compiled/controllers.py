@@ -1,5 +1,6 @@
 """Compiled body-velocity controllers: the rules of :class:`wmr_dynamics.controllers.BodyVelocityController`
-as a numba kernel, so that a rollout driven by (v, ω) commands is one compiled call.
+(module docstring there) as a numba kernel — their one implementation: rollouts call it in the step, and the
+class's ``__call__`` calls it from Python.
 
 Kinds: ``naive`` (all wheels at v / r, steering untouched), ``geometric`` (every other controller type of
 the Python class: steering servo, passive-axle steering by differential wheel speeds, wheel rates from
