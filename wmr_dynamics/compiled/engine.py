@@ -289,7 +289,7 @@ class CompiledKinematics:
         enhanced = slip is not None and not slip.is_zero
         P = slip.kernel_data() if slip is not None else np.zeros(15)
         self.kd = KinematicsData(self.sigma, P, bool(enhanced), bool(margin or enhanced),
-                                 INTEGRATOR_RK4 if integrator == "rk4" else INTEGRATOR_EULER, 0)
+                                 INTEGRATOR_RK4 if integrator == "rk4" else INTEGRATOR_EULER)
         self.kd_margin = self.kd._replace(margin=True)  # for single steps and solves: with the rollover margin
 
     def workspace(self):  # noqa: ANN201

@@ -95,7 +95,6 @@ class KinematicsData(NamedTuple):
     enhanced: bool  # apply the body slip (eqs. 2.44–2.52)
     margin: bool  # compute the rollover margin (ws.body[2, 4])
     integrator: int  # INTEGRATOR_EULER (eq. 2.39) or INTEGRATOR_RK4
-    method: int  # collision search: 0 (the thesis's), 1 (fast)
 
 
 @njit
@@ -177,13 +176,15 @@ def _solve(ws: KinematicWorkspace, n: int, nr: int) -> bool:
 
 
 @njit(_nrt=False)  # allocation-free: no reference counting of the workspace's arrays per call
-def kinematic_velocity(md: ModelData, td: TerrainData, kd: KinematicsData, ws: KinematicWorkspace, q: NDArray,
-                       u: NDArray, fk_done: bool = False) -> int:
+def kinematic_velocity(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray, u: NDArray,
+                       sigma: float, fk_done: bool = False, method: int = 0) -> int:
     """q̇' at state q for the actuated rates u (rad/s or m/s, ``actuated_frames`` order): the result in ws.qvel
     (and Δz, contacts, A, v in ws).  Without body slip: the enhanced model's second solve is :func:`_solve_at`'s.
 
-    ``fk_done``: ws.T_world already holds the forward kinematics of q.  Returns 0, or STATUS_TERRAIN /
-    STATUS_SINGULAR / STATUS_NONFINITE / STATUS_COMMAND (a non-finite rate in u).
+    ``sigma``: the Baumgarte gain, 1/s.  ``fk_done``: ws.T_world already holds the forward kinematics of q.
+    ``method``: the collision search — leave it out for the default (0): numba then compiles the search with
+    the method as a constant and drops the other one (passing it costs the kinematic step ~10 %).  Returns 0,
+    or STATUS_TERRAIN / STATUS_SINGULAR / STATUS_NONFINITE / STATUS_COMMAND (a non-finite rate in u).
     """
     nf = md.parent.shape[0]
     n = nf + 5
@@ -192,10 +193,10 @@ def kinematic_velocity(md: ModelData, td: TerrainData, kd: KinematicsData, ws: K
     for k in range(md.actuated_frames.shape[0]):
         if not math.isfinite(u[k]):
             return STATUS_COMMAND
-    st = _evaluate(md, td, ws, q, kd.sigma, fk_done, kd.method)
+    st = _evaluate(md, td, ws, q, sigma, fk_done, method)
     if st != 0:
         return st
-    if not _solve_limited(md, ws, q, u, kd.sigma, n, nr):
+    if not _solve_limited(md, ws, q, u, sigma, n, nr):
         return STATUS_SINGULAR
     for j in range(n):
         if not math.isfinite(ws.qvel[j]):
@@ -334,7 +335,7 @@ def kinematic_step(md: ModelData, td: TerrainData, kd: KinematicsData, ws: Kinem
     Returns:
         0, or a STATUS_* code of :func:`kinematic_velocity`.
     """
-    st = kinematic_velocity(md, td, kd, ws, q, u, False)
+    st = kinematic_velocity(md, td, ws, q, u, kd.sigma, False)
     if st != 0:
         return st
     for j in range(qvel.shape[0]):
@@ -355,7 +356,7 @@ def _solve_row_inline(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
     """FK, controller and the plain velocity solve at q, inlined into an allocation-free caller."""
     _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)
     _controller_rates(md, cd, q, ws.T_world, cmd, ws.u)
-    return kinematic_velocity(md, td, kd, ws, q, ws.u, True)
+    return kinematic_velocity(md, td, ws, q, ws.u, kd.sigma, True)  # the default collision search, a constant
 
 
 @njit(_nrt=False)
