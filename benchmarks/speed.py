@@ -5,12 +5,14 @@ the compiled dynamic step.
 Runs the benchmark of ``benchmarks/zoe_rough.py`` (Zoë, steering held straight, 0.5 m/s straight for 10 s
 on the ten terrains ``zoe_rough_{1..10}.txt``, naive controller, ideal actuators) with the kinematic model
 and the dynamic model with piecewise-linear, Pacejka and Ishigami-LUT contact at Δt = 0.01, 0.04, 0.10 s on
-the default engine (``engine="auto"``: the compiled path), and at Δt = 0.04 s also on the Python path
-(``engine="python"``), all in one run.  Reported per model and Δt: real-time factor (simulated time / wall
-time of the stepping call, ``SimResult.wall_time_s``, over all terrains), µs per step, force-balance
-iterations per step — next to the thesis author's C++ (``rough_terrains/README.md``), the issue's targets
-and the Python path's figures (speed-up).  The same runs give the Table 2.7 accuracy check (final pose at
-Δt = 0.10 vs 0.01 s) and the compiled-vs-Python agreement at Δt = 0.04 s.
+the default engine (``engine="auto"``: the whole run in one compiled call), and at Δt = 0.04 s also as the
+step loop (``engine="python"``: single compiled steps called from Python; before the one-engine change this
+was a separate NumPy implementation, the "Python path" of the older figures), all in one run.  Reported
+per model and Δt: real-time factor (simulated time / wall time of the stepping call,
+``SimResult.wall_time_s``, over all terrains), µs per step, force-balance iterations per step — next to the
+thesis author's C++ (``rough_terrains/README.md``), the issue's targets and the step loop's figures.  The
+same runs give the Table 2.7 accuracy check (final pose at Δt = 0.10 vs 0.01 s) and the agreement of the
+one-call run and the step loop at Δt = 0.04 s.
 
 Then a profile of one compiled dynamic step (linear contact, Δt = 0.04, a state of a terrain-1 run): small
 ``numba.njit`` loops call the kernels' parts directly (forward kinematics, collision, CRBA, RNEA, Cholesky,

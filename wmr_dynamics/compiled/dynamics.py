@@ -1,17 +1,15 @@
-"""Compiled dynamic step: force-balance optimization (thesis §2.4.2–2.4.4) as one numba kernel.
-
-The same mathematics, in the same order, as :class:`wmr_dynamics.dynamics.force_balance.ForceBalance`
-(read its module docstring for the equations); what changes is the form:
+"""Compiled dynamic step: force-balance optimization (thesis §2.4.2–2.4.4) as numba kernels — the one
+implementation of the dynamic model (the steps and equations: :mod:`wmr_dynamics.dynamics.force_balance`).
 
 - every quantity lives in a preallocated :class:`DynamicsWorkspace`; nothing is allocated per step;
 - the independent rows (eqs. 2.66–2.68) come from Gram–Schmidt with pivoting
   (:func:`~wmr_dynamics.compiled.linalg.independent_rows`), the rigid-row projector P from an orthonormal
-  basis of the rigid rows (P = I − BᵀB) instead of a null space and a 13 × 13 solve;
+  basis of the rigid rows (P = I − BᵀB);
 - the parts of ∂e/∂x that do not depend on x (∂λ/∂x, ∂q̇'/∂x, ∂v_c/∂x, A_Iᵀ ∂λ/∂x) are computed once per
   step, so an evaluation of (e, ∂e/∂x) inside the Newton iteration costs the contact model plus a few
   small matrix–vector products;
 - the line search keeps its last evaluation: when the Newton loop accepts that point it is not evaluated
-  again (the Python path does, which costs one evaluation per iteration).
+  again.
 
 Contact models and actuators are dispatched by an integer kind (numba compiles one kernel for all of
 them and caches it on disk); a user's own Python contact or actuator model is called back from an
