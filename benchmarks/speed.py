@@ -314,7 +314,7 @@ def _t_projected(reps, md, fd, ws):  # noqa: ANN001, ANN201
     n = md.parent.shape[0] + 5
     nA = 3 * md.wheel_frame.shape[0] + md.actuated_frames.shape[0] + fd.A_joint.shape[0]
     for _ in range(reps):
-        D._projected(ws, ws.ints[0], ws.ints[1], n, nA)
+        D._projected(ws, ws.counts[D.C_INDEP], ws.counts[D.C_INPUTS], n, nA)
     return ws.PG0[0, 0]
 
 
@@ -477,8 +477,8 @@ def profile_step(terrain_id: int = 1, dt: float = PROFILE_DT, kind: str = "linea
             "iters_per_step": float(iters.mean()) if iters.size else float("nan"),
             "evals_state": float(evals_state[0]) if evals_state.size else float("nan"),
             "iters_state": float(iters_state[0]) if iters_state.size else float("nan"),
-            "recorded_iters": float(res.iterations[:-1].mean()), "nw": nw, "n": n, "nA": nA, "ni": int(ws.ints[0]),
-            "nx": int(ws.ints[1]), "terrain": terrain_id, "state": state,
+            "recorded_iters": float(res.iterations[:-1].mean()), "nw": nw, "n": n, "nA": nA,
+            "ni": int(ws.counts[D.C_INDEP]), "nx": int(ws.counts[D.C_INPUTS]), "terrain": terrain_id, "state": state,
             "t_state": float(res.t[state]), "kind": kind, "dt": dt, "steps": res.steps}
 
 
@@ -488,8 +488,8 @@ def _num(x: float, fmt: str = ",.0f") -> str:
 
 
 def format_speed(cells: dict[tuple[str, float, str], Cell], markdown: bool = False) -> str:
-    head = ["model", "Δt (s)", "×RT", "µs/step", "iter/step", "Python ×RT", "Python µs/step", "compiled / Python",
-            "C++ ×RT (README)", "ours / C++", "target ×RT", "target"]
+    head = ["model", "Δt (s)", "×RT", "µs/step", "iter/step", "step loop ×RT", "step loop µs/step",
+            "one call / step loop", "C++ ×RT (README)", "ours / C++", "target ×RT", "target"]
     body = []
     for (kind, dt, engine), c in cells.items():
         if engine != "auto":
@@ -567,8 +567,9 @@ def speed_markdown(cells: dict[tuple[str, float, str], Cell], terrains: Sequence
         "actuators — the setting of `benchmarks/zoe_rough.py`. Default engine (`engine=\"auto\"`; it ran "
         f"{' and '.join(engines)} for every run), single thread. **×RT**: simulated time / wall time of the stepping "
         "call (`SimResult.wall_time_s`: one compiled rollout; compilation excluded), summed over the terrains, the "
-        f"fastest of {repeat} interleaved repetitions per run; **µs/step** the same per step. **Python**: the same "
-        f"runs with `engine=\"python\"` at Δt = {PY_DT} (fastest of {py_repeat}), in the same process. **C++**: the "
+        f"fastest of {repeat} interleaved repetitions per run; **µs/step** the same per step. **Step loop**: the "
+        f"same runs with `engine=\"python\"` (single compiled steps called from Python) at Δt = {PY_DT} (fastest of "
+        f"{py_repeat}), in the same process. **C++**: the "
         "thesis author's library (wmrde, g++ -O2, single thread) on this project's machines, from "
         "`rough_terrains/README.md` (Zoë dynamic: the piecewise-linear \"uniform\" contact); **ours / C++** > 1 means "
         "faster. **Target**: issue 5 item 5 (dynamic: 2× the C++).",
@@ -593,7 +594,7 @@ def speed_markdown(cells: dict[tuple[str, float, str], Cell], terrains: Sequence
         ]
     if acc:
         head = ["model", "mean pos. err. Δt 0.10 vs 0.01 (m)", "max (m)", "mean yaw err. (rad)",
-                "Python path before (m)", "bound (m)", "compiled vs Python at Δt 0.04: max Δ final pos. (m)"]
+                "Python path before (m)", "bound (m)", "one call vs step loop at Δt 0.04: max Δ final pos. (m)"]
         body = [[NAMES[k], f"{v['mean']:.4f}", f"{v['max']:.4f}", f"{v['yaw']:.4f}",
                  _num(PYTHON_PATH_ERR.get(k), ".4f"), f"{ACCURACY_BOUND:g}" if k != "kinematic" else "–",
                  _num(par.get(k), ".1e")] for k, v in acc.items()]
@@ -602,7 +603,7 @@ def speed_markdown(cells: dict[tuple[str, float, str], Cell], terrains: Sequence
             "**Accuracy (thesis Table 2.7), from the same runs**: mean final position error over the terrains of "
             "Δt = 0.10 vs Δt = 0.01 s (the bound of the issue: ≤ 0.06 m), next to the Python path's values before "
             "the compiled engine (docs/zoe_rough.md at commit 1135c9e) and the largest difference of the final "
-            f"positions of the two engines at Δt = {PY_DT} — "
+            f"positions of the one-call run and the step loop at Δt = {PY_DT} — "
             + ("**the bounds still hold**." if ok else "**a bound is exceeded**.")
             + " The full accuracy study (all Δt, supplements): [zoe_rough.md](zoe_rough.md).",
             "",
