@@ -165,12 +165,7 @@ class Stepper:
         m = self.model
         nw, na = m.num_wheels, len(m.actuated_joint_names)
         self.engine.warm_up()
-        if self.mode == "dynamic":
-            from wmr_dynamics.compiled.dynamics import dynamics_workspace
-
-            ws = dynamics_workspace(self.engine.md, self.engine.fd)
-        else:
-            ws = self.engine.workspace()
+        ws = self.engine.workspace()
         slip = np.zeros((2, nw))
         data = SimData(0.0, 0, np.zeros(m.num_states), np.zeros(m.num_dof), np.zeros(na), np.ones(nw, dtype=bool),
                        np.zeros(nw), np.zeros((nw, 3)), np.zeros(nw), np.zeros((nw, 3)), slip[0], slip[1],

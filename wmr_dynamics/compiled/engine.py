@@ -179,15 +179,18 @@ class CompiledDynamics:
             _cache.compiled("dynamic-batch", lambda: self.rollout_batch(q0, v0, cmds[None], 0.01), quiet)
             _LOADED.add("dynamic-batch")
 
+    def workspace(self) -> D.DynamicsWorkspace:
+        """A fresh :class:`~wmr_dynamics.compiled.dynamics.DynamicsWorkspace` (no cached mass matrix)."""
+        return D.dynamics_workspace(self.md, self.fd)
+
     def _advance_once(self, q0: NDArray, v0: NDArray) -> None:
         """One step of the stepper's kernel (``dynamic_advance``), for the warm-up."""
         from wmr_dynamics.compiled.rollout import dynamic_advance
 
         nw, na = self.model.num_wheels, len(self.model.actuated_joint_names)
-        ws = D.dynamics_workspace(self.md, self.fd)
-        st, k = dynamic_advance(self.md, self.td, self.fd, self.cd, ws, q0.copy(), v0.copy(), np.zeros(self.n_cmd), 1,
-                                0.01, np.zeros(na), np.zeros(max(na, 1)), np.zeros(nw), np.zeros((nw, 3)),
-                                np.zeros((2, nw)), np.zeros(4))
+        st, k = dynamic_advance(self.md, self.td, self.fd, self.cd, self.workspace(), q0.copy(), v0.copy(),
+                                np.zeros(self.n_cmd), 1, 0.01, np.zeros(na), np.zeros(max(na, 1)), np.zeros(nw),
+                                np.zeros((nw, 3)), np.zeros((2, nw)), np.zeros(4))
         self.raise_status(st, k, 0.01)
 
     def _commands(self, cmds: NDArray, lead: tuple) -> NDArray:
@@ -218,7 +221,7 @@ class CompiledDynamics:
         out = Rollout(np.full((n1, m.num_states), np.nan), np.zeros((n1, m.num_dof)), np.zeros((n1, nw)),
                       np.zeros((n1, nw, 3)), np.zeros((n1, nw)), np.zeros((n1, nw, 3)), np.zeros((n1, nw)),
                       np.zeros((n1, nw)), np.zeros(n1), np.zeros(n1), np.ones(n1, dtype=np.bool_))
-        ws = D.dynamics_workspace(self.md, self.fd)
+        ws = self.workspace()
         if integral is None:
             integral = np.zeros(len(m.actuated_joint_names))
         status, row = dynamic_rollout(self.md, self.td, self.fd, self.cd, ws, q0, qvel0, cmds, dt, integral,
@@ -258,8 +261,7 @@ class CompiledDynamics:
 
     def raise_status(self, status: int, row: int, dt: float) -> None:
         """Raise ModelError for a kernel's status code (0: nothing) at step ``row``."""
-        if status != 0:
-            raise ModelError(f"{self.model.name}: step {row} (t = {row * dt:g} s): {_STATUS.get(status, status)}")
+        _raise_status(self.model, _STATUS, status, row, dt)
 
 
 class CompiledKinematics:
@@ -338,9 +340,7 @@ class CompiledKinematics:
 
     def raise_status(self, status: int, row: int, dt: float) -> None:
         """Raise ModelError for a kernel's status code (0: nothing) at step ``row``."""
-        if status != 0:
-            raise ModelError(f"{self.model.name}: step {row} (t = {row * dt:g} s): "
-                             f"{_KIN_STATUS.get(status, status)}")
+        _raise_status(self.model, _KIN_STATUS, status, row, dt)
 
 
 _KIN_STATUS = {1: "the terrain returned a non-finite height or normal under a wheel",
@@ -348,6 +348,11 @@ _KIN_STATUS = {1: "the terrain returned a non-finite height or normal under a wh
                3: "the state became non-finite",
                4: "the controller produced a non-finite joint rate command",
                5: "enhanced kinematics: the normal force at the centre of gravity is zero (free fall?)"}
+
+
+def _raise_status(model: WmrModel, table: dict, status: int, row: int, dt: float) -> None:
+    if status != 0:
+        raise ModelError(f"{model.name}: step {row} (t = {row * dt:g} s): {table.get(status, status)}")
 
 
 def _ignore_model_error(call) -> None:  # noqa: ANN001
@@ -382,7 +387,7 @@ class ForceBalanceProblem:
                  integral: NDArray | None = None) -> None:
         self.engine = CompiledDynamics(model, terrain, options)
         e = self.engine
-        self.ws = D.dynamics_workspace(e.md, e.fd)
+        self.ws = e.workspace()
         self.qvel = np.ascontiguousarray(qvel, dtype=float)
         self.dt = float(dt)
         na = len(model.actuated_joint_names)

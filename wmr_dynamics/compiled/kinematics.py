@@ -372,7 +372,7 @@ def _rk4(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData,
     """ws.q_next from q and the solve at q in ws by classical Runge–Kutta 4, whose stages solve at their own
     states from the step's contact set without predicting touchdowns (ws.qvel, the set, Δz and the contact
     points of the step's own solve are restored afterwards; ws.A is the last stage's).
-    ``rk`` (5, nq) and ``saved`` (nw, 7) are work arrays."""
+    ``rk`` (6, nq) and ``saved`` (nw, 7) are work arrays (rk[5] keeps the step's own q̇')."""
     nq = q.shape[0]
     nw = md.wheel_frame.shape[0]
     n = ws.qvel.shape[0]
@@ -381,8 +381,10 @@ def _rk4(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData,
         saved[w, 1], saved[w, 2], saved[w, 3] = ws.row_weight[w, 0], ws.row_weight[w, 1], ws.dz[w]
         for c in range(3):
             saved[w, 4 + c] = ws.points[w, c]
-    qvel0 = ws.qvel.copy()
-    _state_rate(q, qvel0, rk[1])  # k1
+    qvel0 = rk[5]
+    for j in range(n):
+        qvel0[j] = ws.qvel[j]
+    _state_rate(q, ws.qvel, rk[1])  # k1
     for s in range(1, 4):
         h = dt if s == 3 else dt / 2
         for i in range(nq):
@@ -477,7 +479,7 @@ def kinematic_rollout(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
     n = cmds.shape[0] - 1
     nq = q0.shape[0]
     q = q0.copy()
-    rk = np.empty((5, nq))
+    rk = np.empty((6, nq))
     saved = np.empty((md.wheel_frame.shape[0], 7))
     for k in range(n + 1):
         for i in range(nq):
@@ -523,7 +525,7 @@ def kinematic_advance(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
     (status, index of the failing step or −1); on failure q holds the state the failing step started from.
     """
     nq = q.shape[0]
-    rk = np.empty((5, nq))
+    rk = np.empty((6, nq))
     saved = np.empty((md.wheel_frame.shape[0], 7))
     for k in range(n):
         st = _solve_at(md, td, cd, kd, ws, q, cmd)

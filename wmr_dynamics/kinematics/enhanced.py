@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
 from wmr_dynamics.errors import ModelError
@@ -170,22 +170,13 @@ def _body_slip(P: NDArray, com: NDArray, v_b: NDArray, f_b: NDArray, out: NDArra
     return True
 
 
-def rollover_margin(cg_world: ArrayLike, force_world: ArrayLike, points: NDArray, normals: NDArray) -> float:
-    """Signed distance (m) from the support-polygon boundary to where the cg force line meets the ground.
-
-    Positive inside the polygon of the contact points (stable), negative outside: liftoff is imminent
-    (thesis §2.3, "Limitations", after Tarokh [124]).  The ground plane passes through the mean contact
-    point with the mean contact normal.  (Checked Python entry of :func:`_rollover_margin`.)
-    """
-    c = np.ascontiguousarray
-    return float(_rollover_margin(c(cg_world, dtype=float), c(force_world, dtype=float), c(points, dtype=float),
-                                  c(normals, dtype=float)))
-
-
 @njit
 def _rollover_margin(cg: NDArray, f: NDArray, points: NDArray, normals: NDArray) -> float:
-    """:func:`rollover_margin`: the force line's ground point against the convex hull of the contact points
-    projected on the mean ground plane (hull by Andrew's monotone chain)."""
+    """Signed distance (m) from the support-polygon boundary to where the line of the cg force ``f`` (world)
+    through the cg meets the ground: positive inside the polygon of the contact points (stable), negative
+    outside: liftoff is imminent (thesis §2.3, "Limitations", after Tarokh [124]).  The ground plane passes
+    through the mean contact point with the mean contact normal; the polygon is the convex hull of the
+    projected points (Andrew's monotone chain)."""
     nw = points.shape[0]
     n = np.zeros(3)
     p0 = np.zeros(3)
