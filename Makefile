@@ -18,10 +18,17 @@ export MPLBACKEND := Agg
 
 install: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt setup.py
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV) || { echo "error: '$(PYTHON) -m venv' failed; on Debian/Ubuntu run: apt-get install python3-venv"; exit 1; }
+# ROS 2: a system Python that imports rclpy (a sourced ROS 2 install) is used as is (the venv sees its
+# packages); otherwise rclpy and the messages come from PyPI (requirements-ros.txt).  Either way the interface
+# packages PyPI lacks (tf2_msgs, grid_map_msgs) are built into the venv where they do not import yet.
+ROS_SYSTEM := $(shell $(PYTHON) -c "import rclpy" >/dev/null 2>&1 && echo yes)
+
+$(STAMP): requirements.txt requirements-dev.txt requirements-ros.txt setup.py ros_compat/build.py
+	@test -x $(PY) || $(PYTHON) -m venv $(if $(ROS_SYSTEM),--system-site-packages) $(VENV) || { echo "error: '$(PYTHON) -m venv' failed; on Debian/Ubuntu run: apt-get install python3-venv"; exit 1; }
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(if $(ROS_SYSTEM),echo "using the system's ROS 2 (rclpy imports from $(PYTHON))",$(PY) -m pip install --quiet -r requirements-ros.txt)
+	$(PY) ros_compat/build.py
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	@echo "compiling the simulation engine into the venv's cache (a minute or two, once) ..."
 	$(PY) -m wmr_dynamics.warmup

@@ -12,7 +12,7 @@ setup(
     description="Fast 3D kinematic and dynamic motion models of wheeled mobile robots from URDF",
     packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*"]),
     python_requires=">=3.10",
-    install_requires=["numpy", "scipy", "numba", "urdf-parser-py", "PyYAML", "matplotlib"],
+    install_requires=["numpy", "scipy", "numba", "urdf-parser-py", "PyYAML", "matplotlib", "rosbags"],
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
@@ -31,6 +31,9 @@ setup(
             "wmr-sim = wmr_dynamics.cli:sim_main",
             "wmr-show = wmr_dynamics.cli:show_main",
             "wmr-sweep = wmr_dynamics.sweep:main",
+            # ROS 2 nodes: the wmr-ros-* names for pip users, the plain names for `ros2 run wmr_dynamics ...`
+            "wmr-ros-sim = wmr_dynamics.ros.sim_node:main",
+            "sim_node = wmr_dynamics.ros.sim_node:main",
         ],
     },
 )

@@ -67,6 +67,7 @@ class Frame:
         xyz, rpy: pose w.r.t. the parent frame at zero joint displacement, m and rad (R = Rz·Ry·Rx).
         mass: kg.  com: centre of mass in this frame, m.  inertia: 3×3 about the centre of mass, kg·m².
         limits: (lower, upper) joint displacement limits, rad or m.
+        velocity_limit: largest joint speed, rad/s or m/s (URDF ``<limit velocity>``; inf when not given).
         aliases: other names that refer to this frame (e.g. URDF links merged into it by fixed joints).
     """
 
@@ -81,6 +82,7 @@ class Frame:
     com: tuple[float, float, float] = (0.0, 0.0, 0.0)
     inertia: tuple[tuple[float, ...], ...] = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
     limits: tuple[float, float] = (-np.inf, np.inf)
+    velocity_limit: float = np.inf
     aliases: tuple[str, ...] = ()
 
 
@@ -162,6 +164,11 @@ class WmrModel:
     @property
     def actuated_joint_names(self) -> list[str]:
         return [f.joint_name or f.name for f in self.frames[1:] if f.actuated]
+
+    @property
+    def actuated_velocity_limits(self) -> NDArray:
+        """(na,) speed limits of the actuated joints (URDF ``<limit velocity>``), rad/s or m/s; inf where none."""
+        return np.array([f.velocity_limit for f in self.frames[1:] if f.actuated], dtype=float)
 
     @property
     def wheel_names(self) -> list[str]:

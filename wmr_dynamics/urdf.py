@@ -423,7 +423,18 @@ class _Builder:
                 raise self.err(f"joint '{j.name}': <limit lower upper> must be finite with lower <= upper, got {lim}")
         return Frame(name=link, parent=parent, joint_type=kind + _AXES[target], joint_name=j.name,
                      xyz=tuple(T0[:3, 3]), rpy=tuple(spatial.rot_to_rpy(T0[:3, :3])), mass=mass, com=tuple(com),
-                     inertia=tuple(map(tuple, 0.5 * (inertia + inertia.T))), limits=lim, aliases=aliases)
+                     inertia=tuple(map(tuple, 0.5 * (inertia + inertia.T))), limits=lim,
+                     velocity_limit=self.velocity_limit(j), aliases=aliases)
+
+    def velocity_limit(self, j) -> float:
+        """The joint's ``<limit velocity>`` (rad/s or m/s); inf when absent or 0 (URDFs often write 0 for
+        "not specified"); an error when negative or not finite."""
+        v = None if j.limit is None else j.limit.velocity
+        if v is None or v == 0:
+            return float("inf")
+        if not (np.isfinite(v) and v > 0):
+            raise self.err(f"joint '{j.name}': <limit velocity> must be a positive speed (rad/s or m/s), got {v}")
+        return float(v)
 
     def wheel(self, j, link: str, urdf_dims: tuple[float, float], spec: dict) -> Wheel:
         radius = float(spec.get("radius", urdf_dims[0]))

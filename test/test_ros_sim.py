@@ -1,0 +1,191 @@
+"""The simulator node over real DDS (loopback only): commands in, odom / TF / joint states out, terrain maps,
+malformed input.  Each node runs in a subprocess in a namespace of its own."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import rclpy  # make install provides it (requirements-ros.txt, or a system ROS 2)
+from geometry_msgs.msg import Twist
+from grid_map_msgs.msg import GridMap
+from nav_msgs.msg import Odometry
+from ros_util import NodeProcess, Probe, grid_map, namespace
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
+from tf2_msgs.msg import TFMessage
+
+from wmr_dynamics.urdf import load_model
+
+START_TIMEOUT = 120.0  # s: a node's start (engine loaded from the warm cache in a few seconds)
+
+
+@pytest.fixture(scope="module")
+def context():
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    yield ctx
+    rclpy.shutdown(context=ctx)
+
+
+@pytest.fixture
+def probe(context):
+    p = Probe(context)
+    yield p
+    p.close()
+
+
+def _start(tmp_path, params: dict, probe: Probe) -> NodeProcess:
+    node = NodeProcess("wmr_dynamics.ros.sim_node", namespace(), params, tmp_path / "node.log")
+    probe.subscribe(f"{node.ns}/odom", Odometry)
+    try:
+        probe.wait_for(lambda: len(probe.received[f"{node.ns}/odom"]) > 0 or node.proc.poll() is not None,
+                       START_TIMEOUT, what="the first odom")
+    except AssertionError:
+        node.stop()
+        raise AssertionError(node.output()) from None
+    assert node.proc.poll() is None, node.output()
+    return node
+
+
+def _twist(v: float, w: float = 0.0) -> Twist:
+    t = Twist()
+    t.linear.x, t.angular.z = v, w
+    return t
+
+
+def _t(msg) -> float:  # noqa: ANN001
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+def _speed(odoms: list, window: float) -> float:
+    """Mean speed (m/s) over the last ``window`` s of simulated time, from positions and stamps."""
+    last = odoms[-1]
+    first = next(o for o in odoms if _t(o) >= _t(last) - window)
+    p0, p1 = first.pose.pose.position, last.pose.pose.position
+    return math.hypot(p1.x - p0.x, p1.y - p0.y) / (_t(last) - _t(first))
+
+
+@pytest.mark.parametrize("mode", ["kinematic", "dynamic"])
+def test_cmd_vel_drives_odom_at_the_commanded_speed_and_tf_and_joint_states_agree(tmp_path, probe, mode):
+    model = load_model("rocky7")
+    prefix = f"r{mode[0]}_"  # frames of its own: other tests' nodes publish on the same /tf
+    node = _start(tmp_path, {"vehicle": "rocky7", "world": "flat", "mode": mode, "real_time_factor": 4.0,
+                             "dt": 0.01 if mode == "kinematic" else 0.005, "frame_prefix": prefix}, probe)
+    try:
+        ns = node.ns
+        tfs = probe.subscribe("/tf", TFMessage)
+        joints = probe.subscribe(f"{ns}/joint_states", JointState)
+        odoms = probe.received[f"{ns}/odom"]
+        t_start = _t(odoms[-1])
+        probe.wait_for(lambda: _t(odoms[-1]) > t_start + 4.0, 30.0, every=lambda: probe.publish(f"{ns}/cmd_vel",
+                       _twist(0.5)), what="4 s of simulated driving")
+        assert node.proc.poll() is None, node.output()
+        assert _speed(odoms, 1.5) == pytest.approx(0.5, abs=0.05)
+        last = odoms[-1]
+        assert last.twist.twist.linear.x == pytest.approx(0.5, abs=0.05)  # body frame
+        base = prefix + model.frame_names[0]
+        assert last.header.frame_id == prefix + "odom" and last.child_frame_id == base
+        assert all(np.isfinite(o.pose.pose.position.x) for o in odoms)
+        # /tf carries the same pose as odom at the same stamp
+        mine = {(_t(m.transforms[0])): m.transforms[0] for m in tfs
+                if m.transforms and m.transforms[0].child_frame_id == base}
+        matched = [(o, mine[_t(o)]) for o in odoms[-20:] if _t(o) in mine]
+        assert len(matched) >= 10
+        for o, tf in matched:
+            assert tf.header.frame_id == prefix + "odom"
+            assert tf.transform.translation.x == pytest.approx(o.pose.pose.position.x, abs=1e-9)
+            assert tf.transform.translation.z == pytest.approx(o.pose.pose.position.z, abs=1e-9)
+            assert tf.transform.rotation.w == pytest.approx(o.pose.pose.orientation.w, abs=1e-9)
+        # every movable joint, the wheels turning at v / r
+        js = joints[-1]
+        assert list(js.name) == model.joint_names
+        assert len(js.position) == len(js.velocity) == model.num_joints
+        rate = dict(zip(js.name, js.velocity, strict=True))
+        for name, r in zip(model.wheel_joint_names, model.wheel_radii, strict=True):
+            assert rate[name] == pytest.approx(0.5 / r, rel=0.1), name
+    finally:
+        assert node.stop() == 0, node.output()
+
+
+def test_absurd_and_malformed_commands_are_rejected_or_limited_and_nothing_nan_is_published(tmp_path, probe):
+    model = load_model("rocky7")
+    node = _start(tmp_path, {"vehicle": "rocky7", "world": "flat", "real_time_factor": 4.0}, probe)
+    try:
+        ns = node.ns
+        odoms = probe.received[f"{ns}/odom"]
+        nan_cmd = _twist(float("nan"), 0.0)
+        probe.spin(1.0, every=lambda: probe.publish(f"{ns}/cmd_vel", nan_cmd))
+        bad_len = Float64MultiArray(data=[1.0, 2.0])
+        probe.spin(0.5, every=lambda: probe.publish(f"{ns}/joint_commands", bad_len))
+        assert node.proc.poll() is None, node.output()
+        p = odoms[-1].pose.pose.position
+        assert math.hypot(p.x - 1.1, p.y) < 0.01  # never moved: every command so far was rejected
+        # 1e6 m/s: scaled down to the wheels' URDF speed limit, 20 rad/s x 0.065 m = 1.3 m/s
+        t0 = _t(odoms[-1])
+        probe.wait_for(lambda: _t(odoms[-1]) > t0 + 3.0, 30.0,
+                       every=lambda: probe.publish(f"{ns}/cmd_vel", _twist(1e6)), what="3 s of driving")
+        v_lim = model.actuated_velocity_limits[model.actuated_joint_names.index("A1_joint")] * model.wheel_radii[0]
+        assert _speed(odoms, 1.0) == pytest.approx(v_lim, rel=0.05)
+        for o in odoms:
+            vals = [o.pose.pose.position.x, o.pose.pose.position.z, o.twist.twist.linear.x, o.pose.pose.orientation.w]
+            assert np.all(np.isfinite(vals))
+        log = node.output()
+        assert "cmd_vel rejected: non-finite" in log
+        assert "joint_commands rejected: 2 values, expected 8" in log
+        assert "beyond the wheels' speed limits" in log
+        # reset service: back to the start pose
+        reply = probe.call(Trigger, f"{ns}/wmr_sim/reset", Trigger.Request())
+        assert reply.success
+        n = len(odoms)
+        probe.wait_for(lambda: len(odoms) > n + 2, 10.0, what="odom after the reset")
+        assert odoms[-1].pose.pose.position.x == pytest.approx(1.1, abs=0.01)
+    finally:
+        assert node.stop() == 0, node.output()
+
+
+def test_a_grid_map_with_a_step_raises_the_vehicle_and_bad_maps_are_rejected(tmp_path, probe):
+    node = _start(tmp_path, {"vehicle": "zoe", "world": "flat", "real_time_factor": 4.0,
+                             "initial_pose": "[0.0, 0.0, 0.0]"}, probe)
+    try:
+        ns = node.ns
+        odoms = probe.received[f"{ns}/odom"]
+        z0 = odoms[-1].pose.pose.position.z
+        res = 0.05
+        xs = np.arange(-3.0, 8.0 + res / 2, res)
+        ys = np.arange(-3.0, 3.0 + res / 2, res)
+        h = np.where(xs[:, None] >= 2.0, 0.2, 0.0) * np.ones((1, ys.size))  # 0.2 m step at x = 2 m
+        bad = grid_map(h, xs[0], ys[0], res)
+        bad.data[0].data = bad.data[0].data[:-5]  # mis-sized
+        probe.publish(f"{ns}/terrain_map", bad)
+        probe.spin(0.5)  # the node keeps only the latest map (queue depth 1)
+        empty = GridMap()
+        probe.publish(f"{ns}/terrain_map", empty)
+        probe.spin(0.5)
+        probe.publish(f"{ns}/terrain_map", grid_map(h, xs[0], ys[0], res))
+        probe.wait_for(lambda: "terrain replaced" in node.output(), 10.0, what="the map to be taken")
+        t0 = _t(odoms[-1])
+        probe.wait_for(lambda: _t(odoms[-1]) > t0 + 9.0, 60.0,
+                       every=lambda: probe.publish(f"{ns}/cmd_vel", _twist(0.5)),
+                       what="9 s of driving")
+        p = odoms[-1].pose.pose.position
+        assert p.x > 3.5  # past the step with every wheel (Zoë's wheelbase is 1.6 m)
+        assert p.z - z0 == pytest.approx(0.2, abs=0.02)
+        log = node.output()
+        assert "terrain map rejected: GridMap data['elevation']" in log, log
+        assert "terrain map rejected: GridMap info.resolution" in log
+    finally:
+        assert node.stop() == 0, node.output()
+
+
+def test_a_urdf_that_does_not_parse_is_a_clear_startup_error(tmp_path):
+    bad = tmp_path / "broken.urdf"
+    bad.write_text("<robot name='x'><link name='a'></robot>")
+    node = NodeProcess("wmr_dynamics.ros.sim_node", namespace(), {"urdf_file": str(bad)}, tmp_path / "node.log")
+    node.proc.wait(120)
+    out = node.output()
+    node.stop()
+    assert node.proc.returncode == 2, out
+    assert "wmr-ros-sim: error: parameter urdf_file:" in out and "broken.urdf" in out and "malformed XML" in out
