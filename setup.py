@@ -31,9 +31,13 @@ setup(
             "wmr-sim = wmr_dynamics.cli:sim_main",
             "wmr-show = wmr_dynamics.cli:show_main",
             "wmr-sweep = wmr_dynamics.sweep:main",
+            "wmr-odometry = wmr_dynamics.cli:odometry_main",
             # ROS 2 nodes: the wmr-ros-* names for pip users, the plain names for `ros2 run wmr_dynamics ...`
             "wmr-ros-sim = wmr_dynamics.ros.sim_node:main",
             "sim_node = wmr_dynamics.ros.sim_node:main",
+            "wmr-ros-odometry = wmr_dynamics.ros.odometry_node:main",
+            "odometry_node = wmr_dynamics.ros.odometry_node:main",
+            "wmr-bag-play = wmr_dynamics.ros.bag_play:main",
         ],
     },
 )

@@ -70,9 +70,9 @@ class Probe:
         self.received: dict[str, list] = {}
         self._pubs: dict[str, object] = {}
 
-    def subscribe(self, topic: str, msg_type, latched: bool = False) -> list:  # noqa: ANN001
+    def subscribe(self, topic: str, msg_type, latched: bool = False, depth: int = 100) -> list:  # noqa: ANN001
         box = self.received.setdefault(topic, [])
-        qos = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL) if latched else 100
+        qos = QoSProfile(depth=depth, durability=DurabilityPolicy.TRANSIENT_LOCAL) if latched else depth
         self.node.create_subscription(msg_type, topic, box.append, qos)
         return box
 
@@ -103,6 +103,11 @@ class Probe:
                 every()
                 nxt += 0.05
             self.executor.spin_once(timeout_sec=0.01)
+
+    def wait_publisher(self, topic: str, timeout: float = 60.0) -> None:
+        """Until a node publishes ``topic`` and this probe's subscription has matched it (nothing is missed)."""
+        self.wait_for(lambda: self.node.count_publishers(topic) > 0, timeout, what=f"a publisher of {topic}")
+        self.spin(0.2)
 
     def call(self, srv_type, name: str, request, timeout: float = 10.0):  # noqa: ANN001, ANN201
         client = self.node.create_client(srv_type, name)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from wmr_dynamics import bundled_vehicles, forward_kinematics, load_model
+from wmr_dynamics.cli import sim_main
 from wmr_dynamics.collision import wheel_contacts
 from wmr_dynamics.terrain import gaussian_rough_terrain
 
@@ -170,3 +171,13 @@ def test_simulator_is_exported_at_the_top_level():
     assert "Simulator" in wmr_dynamics.__all__
     with pytest.raises(AttributeError, match="no attribute 'Simulatr'"):
         wmr_dynamics.Simulatr  # noqa: B018
+
+
+def test_commands_beyond_the_urdf_wheel_speed_limits_are_scaled_with_a_warning(tmp_path, capsys):
+    # Zoë's wheels: <limit velocity="10"/> rad/s, radius 0.325 m -> at most 3.25 m/s
+    assert sim_main(["--vehicle", "zoe", "--terrain", "flat", "--speed", "1e6", "--duration", "4", "--no-plots",
+                     "--out", str(tmp_path), "--json"]) == 0
+    out = capsys.readouterr()
+    assert "beyond the URDF joint speed limits" in out.err and "scaled to 3.25 m/s" in out.err
+    summary = json.loads(out.out.strip().splitlines()[-1])
+    assert summary["distance_m"] == pytest.approx(3.25 * 4, rel=0.02)

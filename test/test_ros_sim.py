@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-import rclpy  # make install provides it (requirements-ros.txt, or a system ROS 2)
 from geometry_msgs.msg import Twist
 from grid_map_msgs.msg import GridMap
 from nav_msgs.msg import Odometry
@@ -20,21 +19,6 @@ from tf2_msgs.msg import TFMessage
 from wmr_dynamics.urdf import load_model
 
 START_TIMEOUT = 120.0  # s: a node's start (engine loaded from the warm cache in a few seconds)
-
-
-@pytest.fixture(scope="module")
-def context():
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    yield ctx
-    rclpy.shutdown(context=ctx)
-
-
-@pytest.fixture
-def probe(context):
-    p = Probe(context)
-    yield p
-    p.close()
 
 
 def _start(tmp_path, params: dict, probe: Probe) -> NodeProcess:
@@ -189,3 +173,45 @@ def test_a_urdf_that_does_not_parse_is_a_clear_startup_error(tmp_path):
     node.stop()
     assert node.proc.returncode == 2, out
     assert "wmr-ros-sim: error: parameter urdf_file:" in out and "broken.urdf" in out and "malformed XML" in out
+
+
+def test_sim_time_clock_and_simulated_sensors(tmp_path, probe):
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import Imu, NavSatFix
+
+    node = _start(tmp_path, {"vehicle": "zoe", "world": "flat", "real_time_factor": 4.0, "use_sim_time": "true",
+                             "frame_prefix": "clk_", "gps_rate": 5.0}, probe)
+    try:
+        ns = node.ns
+        odoms = probe.received[f"{ns}/odom"]
+        clocks = probe.subscribe("/clock", Clock)
+        imus = probe.subscribe(f"{ns}/imu", Imu, depth=1000)
+        gps = probe.subscribe(f"{ns}/gps/odom", Odometry)
+        fixes = probe.subscribe(f"{ns}/fix", NavSatFix)
+        probe.wait_for(lambda: _t(odoms[-1]) > 8.0, 60.0, what="8 s of simulated driving",
+                       every=lambda: probe.publish(f"{ns}/cmd_vel", _twist(1.0, 0.25)))
+        probe.spin(0.5)  # the queued /clock and sensor messages too
+        # sim time: stamps from 0 (not the wall clock, 1.7e9 s), /clock carrying the same times
+        assert 8.0 < _t(odoms[-1]) < 300.0
+        mine = {c.clock.sec + 1e-9 * c.clock.nanosec for c in clocks}
+        assert sum(_t(o) in mine for o in odoms[-40:-20]) >= 15, (len(clocks), sorted(mine)[-3:])
+        # IMU in the steady turn: gravity reaction up, centripetal v ω to the left, yaw rate ω (Zoë at 1 m/s)
+        late = [m for m in imus if _t(m) > _t(odoms[-1]) - 2.0]
+        assert len(late) > 50
+        f = np.array([[m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z] for m in late])
+        w = np.array([m.angular_velocity.z for m in late])
+        assert np.median(f[:, 2]) == pytest.approx(9.81, abs=0.1)
+        assert np.median(f[:, 1]) == pytest.approx(0.25, abs=0.05)
+        assert np.median(w) == pytest.approx(0.25, abs=0.02)
+        # GPS/INS at 5 Hz of simulated time, within a few noise deviations (0.02 m) of the truth
+        stamps = np.array([_t(m) for m in gps])
+        assert np.median(np.diff(stamps)) == pytest.approx(0.2, abs=1e-6)
+        by_t = {_t(o): o.pose.pose.position for o in odoms}
+        close = [(m.pose.pose.position, by_t[_t(m)]) for m in gps if _t(m) in by_t]
+        assert len(close) > 10
+        assert max(abs(a.x - b.x) for a, b in close) < 0.1
+        assert len(fixes) == pytest.approx(len(gps), abs=2)
+        north = [f.latitude for f in fixes[-5:]]
+        assert all(abs(lat - 40.4433) < 1e-3 for lat in north)  # tens of metres from the datum
+    finally:
+        assert node.stop() == 0, node.output()

@@ -135,6 +135,9 @@ def sim_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", default="auto", choices=["auto", "compiled", "python"],
                    help="compiled (numba) or Python step path; auto = compiled where supported (default)")
     p.add_argument("--no-plots", action="store_true", help="skip the plots")
+    p.add_argument("--record", default=None, metavar="BAG",
+                   help="also record the run as a rosbag2 (RUN.mcap or RUN.db3 -> folder RUN/): truth /odom, /tf, "
+                        "/joint_states, /cmd_vel and simulated /imu, /gps/odom, /fix (wmr_dynamics.sensors)")
     _pose_and_output_args(p, "start", "output folder for plots and CSV (default ./out)")
     return p
 
@@ -163,14 +166,21 @@ def sim_main(argv: list[str] | None = None) -> int:
             args.x if args.x is not None else (model.config.get("initial_pose") or {}).get("xyz", [0, 0])[0],
             args.y if args.y is not None else (model.config.get("initial_pose") or {}).get("xyz", [0, 0])[1])
         q0 = sim.initial_state(xyz=start, yaw=args.yaw)
-        sim.run(min(args.duration, 2 * args.dt), (args.speed, args.yaw_rate), q0=q0, progress=False)  # compile
-        result = sim.run(args.duration, (args.speed, args.yaw_rate), q0=q0)
+        command = _limited_command(model, sim.controller, q0, args.speed, args.yaw_rate)
+        sim.run(min(args.duration, 2 * args.dt), command, q0=q0, progress=False)  # compile
+        result = sim.run(args.duration, command, q0=q0)
     except WmrError as e:
         print(f"wmr-sim: error: {e}", file=sys.stderr)
         return 2
     summary = result.summary()
     out = Path(args.out)
     files = [result.to_csv(out / f"{model.name}_trajectory.csv")]
+    if args.record:
+        try:
+            files.append(_record(args.record, model, result, command, args.seed))
+        except WmrError as e:
+            print(f"wmr-sim: error: --record {args.record}: {e}", file=sys.stderr)
+            return 2
     if not args.no_plots:
         from wmr_dynamics.io.plots import plot_run_contacts, plot_run_overhead
 
@@ -201,9 +211,78 @@ def sim_main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _limited_command(model, controller, q0, v: float, omega: float) -> tuple[float, float]:  # noqa: ANN001
+    """(v, ω) scaled to the wheels' URDF speed limits (wmr_dynamics.limits), with a warning when it was."""
+    from wmr_dynamics.limits import limit_command
+
+    if not (np.isfinite(v) and np.isfinite(omega)):
+        return v, omega  # the simulator reports it
+    v2, w2, s = limit_command(model, controller, q0, forward_kinematics(model, q0), v, omega)
+    if s < 1:
+        print(f"wmr-sim: warning: --speed {v:g} m/s / --yaw-rate {omega:g} rad/s need wheel rates beyond the URDF "
+              f"joint speed limits ({', '.join(f'{x:g}' for x in model.actuated_velocity_limits)} rad/s); scaled "
+              f"to {v2:.4g} m/s, {w2:.4g} rad/s", file=sys.stderr)
+    return v2, w2
+
+
+def _record(path: str, model, result, command: tuple[float, float], seed: int) -> Path:  # noqa: ANN001
+    from wmr_dynamics.io.bag import write_run
+    from wmr_dynamics.sensors import SensorSpec, sample_sensors
+
+    spec = SensorSpec(seed=seed)
+    sensors = sample_sensors(result.t, result.q, result.qvel, spec)
+    return write_run(path, model, result, sensors, np.tile(command, (len(result.t), 1)), spec=spec)
+
+
+def odometry_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="wmr-odometry", description="3D wheel odometry over a rosbag2 (MCAP or SQLite): "
+                                "joint states (+ IMU roll/pitch) through the vehicle's kinematic model "
+                                "(wmr_dynamics.odometry); dead reckoning only, from the origin unless --initial-pose.")
+    p.add_argument("bag", help="rosbag2 folder (or its .mcap / .db3 file)")
+    p.add_argument("--vehicle", default="rocky7", help="bundled vehicle name or path to a URDF / vehicle YAML")
+    p.add_argument("--params", default=None, help="calibrated odometry parameters YAML (model, slip, wheels)")
+    p.add_argument("--joint-states-topic", default="/joint_states")
+    p.add_argument("--imu-topic", default="/imu", help="roll/pitch source ('' for none; skipped if not in the bag)")
+    p.add_argument("--initial-pose", type=float, nargs=4, metavar=("X", "Y", "Z", "YAW"), default=(0.0,) * 4,
+                   help="start pose, m and rad (default the origin, yaw 0)")
+    p.add_argument("--out", required=True, help="CSV to write (stamp_ns,t_s,x_m,y_m,z_m,roll_rad,pitch_rad,yaw_rad)")
+    p.add_argument("--json", action="store_true", help="print one line of JSON as the last line of stdout")
+    return p
+
+
+def odometry_main(argv: list[str] | None = None) -> int:
+    from wmr_dynamics.odometry import OdometryParams, odometry_from_bag
+
+    args = odometry_parser().parse_args(argv)
+    try:
+        model = load_model(args.vehicle)
+        params = OdometryParams.load(args.params) if args.params else None
+        rows = odometry_from_bag(args.bag, model, params, args.joint_states_topic, args.imu_topic or None,
+                                 args.initial_pose)
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(out, "w") as f:
+            f.write("stamp_ns,t_s,x_m,y_m,z_m,roll_rad,pitch_rad,yaw_rad\n")
+            for r in rows:
+                f.write(f"{int(r[0])},{r[1]:.9f}," + ",".join(f"{v:.9g}" for v in r[2:]) + "\n")
+    except (WmrError, OSError) as e:
+        print(f"wmr-odometry: error: {e}", file=sys.stderr)
+        return 2
+    steps = np.linalg.norm(np.diff(rows[:, 2:5], axis=0), axis=1)
+    summary = {"rows": len(rows), "duration_s": float(rows[-1, 1]), "distance_m": float(steps.sum()),
+               "final_pose": [float(v) for v in rows[-1, 2:]], "csv": str(out)}
+    fp = summary["final_pose"]
+    print(f"{model.name}: {len(rows)} joint states over {summary['duration_s']:.2f} s, distance "
+          f"{summary['distance_m']:.3f} m; final pose x {fp[0]:+.3f} y {fp[1]:+.3f} z {fp[2]:+.3f} m, yaw "
+          f"{fp[5]:+.3f} rad; wrote {out}")
+    if args.json:
+        print(json.dumps(summary))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    commands = {"sim": sim_main, "show": show_main}
+    commands = {"sim": sim_main, "show": show_main, "odometry": odometry_main}
     if not argv or argv[0] not in commands:
         print(f"usage: python -m wmr_dynamics.cli {{{','.join(commands)}}} [options]  (--help for each)",
               file=sys.stderr)

@@ -15,7 +15,7 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, TransformStamped, Vector3
 from nav_msgs.msg import Odometry
 from numpy.typing import NDArray
-from sensor_msgs.msg import JointState, PointCloud2, PointField
+from sensor_msgs.msg import Imu, JointState, NavSatFix, NavSatStatus, PointCloud2, PointField
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
@@ -82,6 +82,32 @@ def joint_state(t: Time, names: list[str], position: NDArray, velocity: NDArray)
     m.name = list(names)
     m.position = np.asarray(position, dtype=float)
     m.velocity = np.asarray(velocity, dtype=float)
+    return m
+
+
+def imu(t: Time, frame_id: str, quat: NDArray, gyro: NDArray, accel: NDArray, var_att: float, var_gyro: float,
+        var_acc: float) -> Imu:
+    """sensor_msgs/Imu: attitude (x, y, z, w), angular rate (rad/s) and specific force (m/s²), body frame,
+    with diagonal covariances."""
+    m = Imu()
+    m.header.stamp, m.header.frame_id = t, frame_id
+    o = m.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in quat)
+    m.angular_velocity = Vector3(x=float(gyro[0]), y=float(gyro[1]), z=float(gyro[2]))
+    m.linear_acceleration = Vector3(x=float(accel[0]), y=float(accel[1]), z=float(accel[2]))
+    m.orientation_covariance = np.eye(3).ravel() * var_att
+    m.angular_velocity_covariance = np.eye(3).ravel() * var_gyro
+    m.linear_acceleration_covariance = np.eye(3).ravel() * var_acc
+    return m
+
+
+def nav_sat_fix(t: Time, frame_id: str, lla: NDArray, var: float) -> NavSatFix:
+    """sensor_msgs/NavSatFix of latitude, longitude (deg) and altitude (m), diagonal covariance (m²)."""
+    m = NavSatFix(latitude=float(lla[0]), longitude=float(lla[1]), altitude=float(lla[2]))
+    m.header.stamp, m.header.frame_id = t, frame_id
+    m.status.status, m.status.service = NavSatStatus.STATUS_FIX, NavSatStatus.SERVICE_GPS
+    m.position_covariance = np.eye(3).ravel() * var
+    m.position_covariance_type = NavSatFix.COVARIANCE_TYPE_DIAGONAL_KNOWN
     return m
 
 

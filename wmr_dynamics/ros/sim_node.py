@@ -20,16 +20,22 @@ Parameters (all optional):
     cmd_vel_stamped (bool, false): ``cmd_vel`` carries geometry_msgs/TwistStamped instead of Twist.
     cmd_timeout (float, 0.5 s of wall time): a command older than this is replaced by standstill (0, 0).
     markers (bool, true): publish contact markers.
+    sensors (bool, true): publish simulated sensors (:mod:`wmr_dynamics.sensors`): ``imu`` every publish
+        period, ``gps/odom`` and ``fix`` at ``gps_rate`` (10 Hz), with white noise of standard deviations
+        imu_attitude_std (0.002 rad), imu_gyro_std (0.005 rad/s), imu_accel_std (0.05 m/s²),
+        gps_position_std (0.02 m), gps_attitude_std (0.005 rad); ``fix`` about ``datum`` [lat deg, lon deg,
+        alt m]; ``sensor_seed`` seeds the noise.
 
 Topics: subscribes ``cmd_vel`` (Twist: linear.x m/s, angular.z rad/s), ``joint_commands``
 (std_msgs/Float64MultiArray: actuated joint rates in the vehicle's actuated-joint order, like ros2_control's
 forward command controller; the latest of the two command kinds wins), ``terrain_map``
 (grid_map_msgs/GridMap, "elevation" layer) and ``terrain_cloud`` (an organized sensor_msgs/PointCloud2 height
 map).  Publishes ``odom`` (nav_msgs/Odometry), ``/tf`` (odom → base), ``joint_states`` (every movable
-joint), ``contact_markers`` (MarkerArray), ``terrain_marker`` (Marker, latched), and ``/clock`` when the
-node's ``use_sim_time`` is true (the stamps are then simulated time from 0; otherwise wall time at start +
-simulated time).  Services: ``~/reset`` (std_srvs/Trigger: back to the initial pose) and ``~/pause``
-(std_srvs/SetBool).
+joint), the simulated sensors ``imu`` (sensor_msgs/Imu), ``gps/odom`` (nav_msgs/Odometry) and ``fix``
+(sensor_msgs/NavSatFix), ``contact_markers`` (MarkerArray), ``terrain_marker`` (Marker, latched), and
+``/clock`` when the node's ``use_sim_time`` is true (the stamps are then simulated time from 0; otherwise
+wall time at start + simulated time).  Services: ``~/reset`` (std_srvs/Trigger: back to the initial pose)
+and ``~/pause`` (std_srvs/SetBool).
 
 Every received command and map is checked: NaN/inf, wrong lengths or malformed maps are rejected with a
 (throttled) warning; commands beyond the URDF's joint speed limits are scaled down (:mod:`wmr_dynamics.limits`)
@@ -53,7 +59,7 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import JointState, PointCloud2
+from sensor_msgs.msg import Imu, JointState, NavSatFix, PointCloud2
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
@@ -76,8 +82,8 @@ class SimNode(Node):
     def __init__(self, **kwargs) -> None:  # noqa: ANN003 - rclpy Node options
         super().__init__("wmr_sim", **kwargs)
         self._warned: dict[str, float] = {}
+        self.model = load_vehicle_parameters(self)
         p = self._params()
-        self.model = _load_vehicle(p)
         from wmr_dynamics.stepper import Stepper
         from wmr_dynamics.terrain import load_terrain
 
@@ -105,6 +111,7 @@ class SimNode(Node):
         prefix = p["frame_prefix"]
         self.odom_frame = prefix + p["odom_frame"]
         self.base_frame = prefix + (p["base_frame"] or self.model.frame_names[0])
+        self.gps_frame = prefix + "gps"
         self.cmd_timeout, self.markers = p["cmd_timeout"], p["markers"]
         self.sim_clock = self.get_parameter("use_sim_time").value
         self.t0 = 0.0 if self.sim_clock else time.time()
@@ -121,6 +128,12 @@ class SimNode(Node):
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.pub_terrain = self.create_publisher(Marker, "terrain_marker", latched)
         self.pub_clock = self.create_publisher(Clock, "/clock", 10) if self.sim_clock else None
+        self.sensors = self._sensor_stream(p)
+        if self.sensors is not None:
+            self.pub_imu = self.create_publisher(Imu, "imu", 50)
+            self.pub_gps = self.create_publisher(Odometry, "gps/odom", 10)
+            self.pub_fix = self.create_publisher(NavSatFix, "fix", 10)
+            self.gps_every = max(1, int(round(1.0 / (p["gps_rate"] * self.dt * self.steps_per_publish))))
         twist_type = TwistStamped if p["cmd_vel_stamped"] else Twist
         self.create_subscription(twist_type, "cmd_vel", self._on_twist, 10)
         self.create_subscription(Float64MultiArray, "joint_commands", self._on_rates, 10)
@@ -139,11 +152,13 @@ class SimNode(Node):
 
     # ---- set-up ------------------------------------------------------------------------------------------
     def _params(self) -> dict:
-        defaults = {"vehicle": "rocky7", "robot_description": "", "urdf_file": "", "vehicle_config": "",
-                    "world": "flat", "mode": "kinematic", "contact_model": "", "dt": 0.01,
+        defaults = {"world": "flat", "mode": "kinematic", "contact_model": "", "dt": 0.01,
                     "real_time_factor": 1.0, "publish_rate": 50.0, "initial_pose": [0.0],
                     "frame_prefix": "", "odom_frame": "odom", "base_frame": "", "cmd_vel_stamped": False,
-                    "cmd_timeout": 0.5, "markers": True}
+                    "cmd_timeout": 0.5, "markers": True, "sensors": True, "gps_rate": 10.0,
+                    "imu_attitude_std": 0.002, "imu_gyro_std": 0.005, "imu_accel_std": 0.05,
+                    "gps_position_std": 0.02, "gps_attitude_std": 0.005, "datum": [40.4433, -79.9436, 300.0],
+                    "sensor_seed": 0}
         p = {}
         for name, default in defaults.items():
             p[name] = self.declare_parameter(name, default).value
@@ -151,6 +166,23 @@ class SimNode(Node):
         if p["mode"] not in ("kinematic", "enhanced", "dynamic"):
             raise WmrError(f"parameter mode: expected kinematic, enhanced or dynamic, got '{p['mode']}'")
         return p
+
+    def _sensor_stream(self, p: dict):  # noqa: ANN202
+        if not p["sensors"]:
+            return None
+        from wmr_dynamics.sensors import SensorSpec, SensorStream
+
+        datum = list(p["datum"])
+        if len(datum) != 3:
+            raise WmrError(f"parameter datum: expected [latitude deg, longitude deg, altitude m], got {datum}")
+        try:
+            spec = SensorSpec(gps_rate_hz=p["gps_rate"], imu_attitude_std=p["imu_attitude_std"],
+                              imu_gyro_std=p["imu_gyro_std"], imu_accel_std=p["imu_accel_std"],
+                              gps_position_std=p["gps_position_std"], gps_attitude_std=p["gps_attitude_std"],
+                              datum=tuple(float(v) for v in datum), seed=int(p["sensor_seed"]))
+        except WmrError as e:
+            raise WmrError(f"sensor parameters: {e}") from None
+        return SensorStream(spec)
 
     def _initial_state(self, pose: list[float]) -> np.ndarray:
         if pose and (len(pose) not in (3, 6) or not np.all(np.isfinite(pose))):
@@ -217,6 +249,8 @@ class SimNode(Node):
 
     def _on_reset(self, request, response):  # noqa: ANN001, ANN202
         self.stepper.reset(self.data, self.q0)
+        if self.sensors is not None:
+            self.sensors.reset()
         self._good = self._snapshot()
         self._wall0, self._sim0 = time.monotonic(), 0.0
         self._command = ("twist", np.zeros(2), -np.inf)
@@ -316,6 +350,20 @@ class SimNode(Node):
         self.pub_joints.publish(convert.joint_state(t, self.joint_names, d.q[7:], d.qvel[6:]))
         if self.markers:
             self.pub_markers.publish(self._contact_markers(t))
+        if self.sensors is not None:
+            self._publish_sensors(t)
+
+    def _publish_sensors(self, t) -> None:  # noqa: ANN001
+        d, s = self.data, self.sensors.spec
+        quat, gyro, accel = self.sensors.imu(d.t, d.q, d.qvel)
+        self.pub_imu.publish(convert.imu(t, self.base_frame, quat, gyro, accel, s.imu_attitude_std ** 2,
+                                         s.imu_gyro_std ** 2, s.imu_accel_std ** 2))
+        if (d.steps // self.steps_per_publish) % self.gps_every == 0:
+            pos, gquat, lla = self.sensors.gps(d.q)
+            var = s.gps_position_std ** 2
+            self.pub_gps.publish(convert.odometry(t, self.odom_frame, self.base_frame, np.r_[gquat, pos],
+                                                  np.zeros(6), var, var))
+            self.pub_fix.publish(convert.nav_sat_fix(t, self.gps_frame, lla, var))
 
     def _contact_markers(self, t) -> MarkerArray:  # noqa: ANN001
         d = self.data
@@ -339,19 +387,24 @@ class SimNode(Node):
                                                         self.terrain, b, spacing))
 
 
-def _load_vehicle(p: dict):  # noqa: ANN202
-    """The WmrModel from robot_description / urdf_file / vehicle (with vehicle_config)."""
+def load_vehicle_parameters(node: Node):  # noqa: ANN201
+    """Declare the parameters vehicle ("rocky7"), robot_description, urdf_file and vehicle_config on ``node``
+    and load the WmrModel they name (robot_description, else urdf_file, else vehicle); raises WmrError
+    naming the parameter."""
     from wmr_dynamics.urdf import load_model
 
+    p = {name: node.declare_parameter(name, default).value for name, default in
+         (("vehicle", "rocky7"), ("robot_description", ""), ("urdf_file", ""), ("vehicle_config", ""))}
     config = p["vehicle_config"] or None
+    if p["robot_description"] and config is None:
+        raise WmrError("parameter vehicle_config: needed with robot_description (the vehicle YAML names the wheels, "
+                       "actuators and contact model)")
     try:
         if p["robot_description"]:
-            tmp = Path(tempfile.mkdtemp(prefix="wmr_sim_")) / "robot_description.urdf"
-            tmp.write_text(p["robot_description"])
-            if config is None:
-                raise WmrError("parameter vehicle_config: needed with robot_description (the vehicle YAML names "
-                               "the wheels, actuators and contact model)")
-            return load_model(tmp, config)
+            with tempfile.TemporaryDirectory(prefix="wmr_") as tmp:  # the parser reads files; meshes by absolute path
+                path = Path(tmp) / "robot_description.urdf"
+                path.write_text(p["robot_description"])
+                return load_model(path, config)
         if p["urdf_file"]:
             return load_model(p["urdf_file"], config)
         return load_model(p["vehicle"], config)

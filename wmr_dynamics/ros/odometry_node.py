@@ -1,0 +1,122 @@
+"""The odometry node: calibrated 3D wheel odometry on a real robot (:mod:`wmr_dynamics.odometry`).
+
+    wmr-ros-odometry --ros-args -p vehicle:=rocky7 [-p params_file:=calibrated.yaml]
+    ros2 run wmr_dynamics odometry_node --ros-args -p urdf_file:=robot.urdf -p vehicle_config:=robot.yaml
+
+Subscribes ``joint_states`` (sensor_msgs/JointState; the actuated joints by name) and ``imu``
+(sensor_msgs/Imu: its roll and pitch set the attitude; optional).  Publishes ``odom`` (nav_msgs/Odometry:
+pose from the start at the origin, or ``initial_pose`` [x, y, z, yaw]; the body twist of the model) and
+``/tf`` (odom → base) for every joint-state message used.  Stamps are the joint states' header stamps, so a
+replayed bag gives the same path as ``wmr-odometry`` on the bag.
+
+Parameters: vehicle / urdf_file / robot_description / vehicle_config (as the simulator node), params_file
+(calibrated odometry parameters: model, slip, wheels), odom_frame ("odom"), base_frame (the URDF's root
+link), frame_prefix, initial_pose, publish_tf (true).  Malformed messages (unknown or missing joints, NaN)
+are rejected with a throttled warning.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import rclpy
+from nav_msgs.msg import Odometry
+from rclpy._rclpy_pybind11 import RCLError
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from sensor_msgs.msg import Imu, JointState
+from tf2_msgs.msg import TFMessage
+
+from wmr_dynamics import spatial
+from wmr_dynamics.errors import WmrError
+from wmr_dynamics.odometry import OdometryParams, WheelOdometry
+from wmr_dynamics.ros import convert
+from wmr_dynamics.ros.sim_node import load_vehicle_parameters
+
+
+class OdometryNode(Node):
+    def __init__(self, **kwargs) -> None:  # noqa: ANN003 - rclpy Node options
+        super().__init__("wmr_odometry", **kwargs)
+        self._warned: dict[str, float] = {}
+        model = load_vehicle_parameters(self)
+        p = {name: self.declare_parameter(name, default).value for name, default in
+             {"params_file": "", "odom_frame": "odom", "base_frame": "", "frame_prefix": "",
+              "initial_pose": [0.0, 0.0, 0.0, 0.0], "publish_tf": True}.items()}
+        try:
+            params = OdometryParams.load(p["params_file"]) if p["params_file"] else None
+            self.odo = WheelOdometry(model, params, list(p["initial_pose"]))
+        except WmrError as e:
+            raise WmrError(f"parameter params_file / initial_pose: {e}") from None
+        self.odom_frame = p["frame_prefix"] + p["odom_frame"]
+        self.base_frame = p["frame_prefix"] + (p["base_frame"] or model.frame_names[0])
+        self.publish_tf = p["publish_tf"]
+        self.pub_odom = self.create_publisher(Odometry, "odom", 50)
+        self.pub_tf = self.create_publisher(TFMessage, "/tf", 50)
+        self.create_subscription(JointState, "joint_states", self._on_joints, 200)
+        self.create_subscription(Imu, "imu", self._on_imu, 200)
+        self.get_logger().info(f"{model.name}: {self.odo.params.model} odometry, {self.odom_frame} -> "
+                               f"{self.base_frame}")
+
+    def _warn(self, key: str, text: str) -> None:
+        now = time.monotonic()
+        if now - self._warned.get(key, -np.inf) >= 2.0:
+            self._warned[key] = now
+            self.get_logger().warning(text)
+
+    def _on_imu(self, msg: Imu) -> None:
+        o = msg.orientation
+        q = np.array([o.x, o.y, o.z, o.w])
+        n = np.linalg.norm(q)
+        if not (np.isfinite(n) and n > 0.5):
+            self._warn("imu", f"imu rejected: orientation {q.tolist()} is not a unit quaternion")
+            return
+        roll, pitch, _ = spatial.quat_to_rpy(q / n)
+        stamp_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+        self.odo.set_attitude(roll, pitch, self.odo.seconds(stamp_ns))
+
+    def _on_joints(self, msg: JointState) -> None:
+        t = self.odo.seconds(msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec)
+        try:
+            used = self.odo.update(t, list(msg.name), msg.position, msg.velocity)
+        except WmrError as e:
+            self._warn("joints", f"joint_states rejected: {e}")
+            return
+        if not used:
+            return
+        q = np.r_[self.odo.quaternion(), self.odo.position]
+        if not np.all(np.isfinite(q)):
+            self._warn("nan", "odometry became non-finite; not published")
+            return
+        stamp = msg.header.stamp
+        self.pub_odom.publish(convert.odometry(stamp, self.odom_frame, self.base_frame, q, self.odo.twist,
+                                               1e-4, 1e-4))
+        if self.publish_tf:
+            self.pub_tf.publish(TFMessage(transforms=[convert.transform(stamp, self.odom_frame, self.base_frame, q)]))
+
+
+def main(args: list[str] | None = None) -> int:
+    """Console script ``wmr-ros-odometry`` (and ``ros2 run wmr_dynamics odometry_node``)."""
+    rclpy.init(args=args)
+    try:
+        node = OdometryNode()
+    except WmrError as e:
+        print(f"wmr-ros-odometry: error: {e}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 2
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except RCLError:
+        if rclpy.ok():
+            raise
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
