@@ -215,3 +215,36 @@ def test_sim_time_clock_and_simulated_sensors(tmp_path, probe):
         assert all(abs(lat - 40.4433) < 1e-3 for lat in north)  # tens of metres from the datum
     finally:
         assert node.stop() == 0, node.output()
+
+
+def test_a_diverged_state_is_undone_and_never_published(context, probe):
+    """In-process node: the state is corrupted between steps (as a blow-up would leave it); the next tick puts
+    the vehicle back to its last good state, logs an error, and nothing non-finite reaches odom."""
+    from rclpy.parameter import Parameter
+
+    from wmr_dynamics.ros.sim_node import SimNode
+
+    ns = namespace()
+    node = SimNode(context=context, namespace=ns, parameter_overrides=[
+        Parameter("vehicle", value="zoe"), Parameter("real_time_factor", value=0.0), Parameter("markers", value=False)])
+    try:
+        odoms = probe.subscribe(f"{ns}/odom", Odometry)
+        probe.wait_publisher(f"{ns}/odom")
+        node._command = ("twist", np.array([1.0, 0.0]), float("inf"))  # a command that never times out
+        for _ in range(50):
+            node.tick()
+        good_x, good_t = node.data.q[4], node.data.t
+        assert good_x > 0.5
+        node.data.q[4] = float("nan")  # what a diverged step would leave behind
+        node.tick()
+        assert np.isfinite(node.data.q).all()
+        assert node.data.t == pytest.approx(good_t) and node.data.q[4] == pytest.approx(good_x)
+        assert node._command[0] == "twist" and not node._command[1].any()  # stopped until a new command
+        node._command = ("twist", np.array([1.0, 0.0]), float("inf"))
+        for _ in range(5):
+            node.tick()
+        assert node.data.q[4] > good_x + 0.05  # and it drives on from the good state
+        probe.spin(0.5)
+        assert odoms and all(np.isfinite(o.pose.pose.position.x) and abs(o.twist.twist.linear.x) < 10 for o in odoms)
+    finally:
+        node.destroy_node()
