@@ -11,7 +11,9 @@ replayed bag gives the same path as ``wmr-odometry`` on the bag.
 
 Parameters: vehicle / urdf_file / robot_description / vehicle_config (as the simulator node), params_file
 (calibrated odometry parameters: model, slip, wheels), odom_frame ("odom"), base_frame (the URDF's root
-link), frame_prefix, initial_pose, publish_tf (true).  Malformed messages (unknown or missing joints, NaN)
+link), frame_prefix, initial_pose, publish_tf (true), use_imu (true), imu_wait (0.2 s: how long a joint
+state waits for the IMU stream to pass its stamp, so the attitude applied to it does not depend on which
+topic's message arrived first).  Malformed messages (unknown or missing joints, NaN)
 are rejected with a throttled warning.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import deque
 
 import numpy as np
 import rclpy
@@ -43,7 +46,8 @@ class OdometryNode(Node):
         model = load_vehicle_parameters(self)
         p = {name: self.declare_parameter(name, default).value for name, default in
              {"params_file": "", "odom_frame": "odom", "base_frame": "", "frame_prefix": "",
-              "initial_pose": [0.0, 0.0, 0.0, 0.0], "publish_tf": True}.items()}
+              "initial_pose": [0.0, 0.0, 0.0, 0.0], "publish_tf": True, "use_imu": True,
+              "imu_wait": 0.2}.items()}
         try:
             params = OdometryParams.load(p["params_file"]) if p["params_file"] else None
             self.odo = WheelOdometry(model, params, list(p["initial_pose"]))
@@ -54,8 +58,16 @@ class OdometryNode(Node):
         self.publish_tf = p["publish_tf"]
         self.pub_odom = self.create_publisher(Odometry, "odom", 50)
         self.pub_tf = self.create_publisher(TFMessage, "/tf", 50)
+        # A joint state waits (at most imu_wait s) for the IMU stream to pass its stamp, so that the attitude
+        # applied to it never depends on which of the two topics' messages arrived first.
+        self.use_imu, self.imu_wait = bool(p["use_imu"]), float(p["imu_wait"])
+        self._pending: deque[tuple[int, float, JointState]] = deque()
+        self._imu_ns: int | None = None  # stamp of the latest IMU message
+        self._t_start = time.monotonic()
         self.create_subscription(JointState, "joint_states", self._on_joints, 200)
-        self.create_subscription(Imu, "imu", self._on_imu, 200)
+        if self.use_imu:
+            self.create_subscription(Imu, "imu", self._on_imu, 200)
+            self.create_timer(0.05, self._drain)
         self.get_logger().info(f"{model.name}: {self.odo.params.model} odometry, {self.odom_frame} -> "
                                f"{self.base_frame}")
 
@@ -75,8 +87,29 @@ class OdometryNode(Node):
         roll, pitch, _ = spatial.quat_to_rpy(q / n)
         stamp_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
         self.odo.set_attitude(roll, pitch, self.odo.seconds(stamp_ns))
+        self._imu_ns = stamp_ns if self._imu_ns is None else max(self._imu_ns, stamp_ns)
+        self._drain()
 
     def _on_joints(self, msg: JointState) -> None:
+        self._pending.append((msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec, time.monotonic(), msg))
+        self._drain()
+
+    def _drain(self) -> None:
+        """Process the waiting joint states that the IMU stream has passed, or that waited imu_wait s (an IMU
+        that never came: after 2 s without any, joint states no longer wait, with one warning)."""
+        now = time.monotonic()
+        no_imu = not self.use_imu or (self._imu_ns is None and now - self._t_start > 2.0)
+        if self.use_imu and no_imu and self._pending:
+            self._warn("no-imu", "no imu messages: odometry without roll/pitch (set use_imu:=false to silence)")
+        while self._pending:
+            stamp_ns, arrived, msg = self._pending[0]
+            if not (no_imu or (self._imu_ns is not None and self._imu_ns >= stamp_ns)
+                    or now - arrived > self.imu_wait):
+                break
+            self._pending.popleft()
+            self._process(msg)
+
+    def _process(self, msg: JointState) -> None:
         t = self.odo.seconds(msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec)
         try:
             used = self.odo.update(t, list(msg.name), msg.position, msg.velocity)
