@@ -135,3 +135,18 @@ def test_commands_beyond_the_wheel_speed_limits_scale_to_the_limit():
     assert command_scale(m, [5.0, -20.0, 1.0, 1.0]) == pytest.approx(0.5)
     u, clipped = limit_rates(m, [5.0, -20.0, 1.0, 11.0])
     assert clipped and u.tolist() == [5.0, -10.0, 1.0, 10.0]
+
+
+def test_contact_markers_draw_points_normals_and_forces_to_scale():
+    pts = np.array([[0.0, 0.0, 0.0], [1.0, 2.0, 0.1]])
+    normals = np.array([[0.0, 0.0, 1.0], [0.6, 0.0, 0.8]])
+    forces = np.array([[0.0, 0.0, 100.0], [10.0, 0.0, 200.0]])
+    arr = convert.contact_markers(convert.stamp(1.0), "odom", pts, normals, np.array([True, False]), forces, 100.0)
+    by_ns = {m.ns: m for m in arr.markers}
+    assert set(by_ns) == {"contact_points", "contact_normals", "contact_forces"}
+    assert [c.g for c in by_ns["contact_points"].colors] == pytest.approx([0.8, 0.6])  # lifted: grey
+    n = by_ns["contact_normals"].points
+    assert (n[3].x - n[2].x, n[3].z - n[2].z) == pytest.approx((0.12, 0.16))  # 0.2 m along the normal
+    f = by_ns["contact_forces"].points
+    assert (f[3].x - f[2].x, f[3].z - f[2].z) == pytest.approx((0.1, 2.0))  # 1 m per 100 N
+    assert all(m.header.frame_id == "odom" for m in arr.markers)

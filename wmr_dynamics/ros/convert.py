@@ -118,29 +118,28 @@ def _color(r: float, g: float, b: float, a: float = 1.0) -> ColorRGBA:
 def contact_markers(t: Time, frame_id: str, points: NDArray, normals: NDArray, in_contact: NDArray,
                     forces: NDArray | None = None, newton_per_m: float = 200.0) -> MarkerArray:
     """visualization_msgs/MarkerArray: contact points (green in contact, grey lifted), unit normals (0.2 m
-    arrows) and, in dynamic mode, the contact forces (world frame, N; arrows of 1 m per ``newton_per_m``)."""
+    lines) and, in dynamic mode, the contact forces (world frame, N; lines of 1 m per ``newton_per_m``) —
+    three markers whatever the number of wheels."""
     arr = MarkerArray()
     pts = Marker(type=Marker.SPHERE_LIST, action=Marker.ADD, ns="contact_points", id=0)
     pts.scale = Vector3(x=0.04, y=0.04, z=0.04)
-    pts.pose.orientation.w = 1.0
     pts.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2])) for p in points]
     pts.colors = [_color(0.1, 0.8, 0.1) if c else _color(0.6, 0.6, 0.6) for c in in_contact]
     arr.markers.append(pts)
-    for ns, vecs, scale, color in (("contact_normals", 0.2 * np.asarray(normals), 0.01, _color(0.2, 0.4, 1.0)),
+    for ns, vecs, width, color in (("contact_normals", 0.2 * np.asarray(normals), 0.01, _color(0.2, 0.4, 1.0)),
                                    ("contact_forces", None if forces is None else np.asarray(forces) / newton_per_m,
                                     0.02, _color(1.0, 0.3, 0.1))):
         if vecs is None:
             continue
-        for i, (p, v) in enumerate(zip(points, vecs, strict=True)):
-            a = Marker(type=Marker.ARROW, action=Marker.ADD, ns=ns, id=i)
-            a.scale = Vector3(x=scale, y=2 * scale, z=0.0)
-            a.pose.orientation.w = 1.0
-            a.color = color
-            a.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2])),
-                        Point(x=float(p[0] + v[0]), y=float(p[1] + v[1]), z=float(p[2] + v[2]))]
-            arr.markers.append(a)
+        lines = Marker(type=Marker.LINE_LIST, action=Marker.ADD, ns=ns, id=0, color=color)
+        lines.scale = Vector3(x=width, y=0.0, z=0.0)
+        ends = np.empty((2 * len(points), 3))
+        ends[0::2], ends[1::2] = points, np.asarray(points) + vecs
+        lines.points = [Point(x=float(e[0]), y=float(e[1]), z=float(e[2])) for e in ends]
+        arr.markers.append(lines)
     for m in arr.markers:
         m.header.stamp, m.header.frame_id = t, frame_id
+        m.pose.orientation.w = 1.0
     return arr
 
 

@@ -19,7 +19,7 @@ Parameters (all optional):
     odom_frame (str, "odom"), base_frame (str, the URDF's root link).
     cmd_vel_stamped (bool, false): ``cmd_vel`` carries geometry_msgs/TwistStamped instead of Twist.
     cmd_timeout (float, 0.5 s of wall time): a command older than this is replaced by standstill (0, 0).
-    markers (bool, true): publish contact markers.
+    markers (bool, true): publish contact markers, at ``marker_rate`` (10 Hz of simulated time).
     sensors (bool, true): publish simulated sensors (:mod:`wmr_dynamics.sensors`): ``imu`` every publish
         period, ``gps/odom`` and ``fix`` at ``gps_rate`` (10 Hz), with white noise of standard deviations
         imu_attitude_std (0.002 rad), imu_gyro_std (0.005 rad/s), imu_accel_std (0.05 m/s²),
@@ -65,7 +65,9 @@ from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
+from wmr_dynamics.collision import wheel_contacts
 from wmr_dynamics.errors import WmrError
+from wmr_dynamics.kinematics import forward_kinematics
 from wmr_dynamics.limits import limit_command, limit_rates
 from wmr_dynamics.ros import convert
 from wmr_dynamics.ros.convert import MessageError
@@ -113,6 +115,9 @@ class SimNode(Node):
         self.base_frame = prefix + (p["base_frame"] or self.model.frame_names[0])
         self.gps_frame = prefix + "gps"
         self.cmd_timeout, self.markers = p["cmd_timeout"], p["markers"]
+        if not (np.isfinite(p["marker_rate"]) and p["marker_rate"] > 0):
+            raise WmrError(f"parameter marker_rate: expected a positive rate in Hz, got {p['marker_rate']}")
+        self.marker_every = max(1, int(round(1.0 / (p["marker_rate"] * self.dt * self.steps_per_publish))))
         self.sim_clock = self.get_parameter("use_sim_time").value
         self.t0 = 0.0 if self.sim_clock else time.time()
         self.joint_names = self.model.joint_names
@@ -155,7 +160,7 @@ class SimNode(Node):
         defaults = {"world": "flat", "mode": "kinematic", "contact_model": "", "dt": 0.01,
                     "real_time_factor": 1.0, "publish_rate": 50.0, "initial_pose": [0.0],
                     "frame_prefix": "", "odom_frame": "odom", "base_frame": "", "cmd_vel_stamped": False,
-                    "cmd_timeout": 0.5, "markers": True, "sensors": True, "gps_rate": 10.0,
+                    "cmd_timeout": 0.5, "markers": True, "marker_rate": 10.0, "sensors": True, "gps_rate": 10.0,
                     "imu_attitude_std": 0.002, "imu_gyro_std": 0.005, "imu_accel_std": 0.05,
                     "gps_position_std": 0.02, "gps_attitude_std": 0.005, "datum": [40.4433, -79.9436, 300.0],
                     "sensor_seed": 0}
@@ -311,8 +316,6 @@ class SimNode(Node):
             else:
                 v, w = cmd
                 if v or w:
-                    from wmr_dynamics.kinematics import forward_kinematics
-
                     q = self.data.q
                     v, w, s = limit_command(self.model, self.stepper.controller, q,
                                             forward_kinematics(self.model, q), v, w)
@@ -348,7 +351,8 @@ class SimNode(Node):
         self.pub_odom.publish(convert.odometry(t, self.odom_frame, self.base_frame, d.q, d.qvel, 1e-9, 1e-9))
         self.pub_tf.publish(TFMessage(transforms=[convert.transform(t, self.odom_frame, self.base_frame, d.q)]))
         self.pub_joints.publish(convert.joint_state(t, self.joint_names, d.q[7:], d.qvel[6:]))
-        if self.markers:
+        period = self.data.steps // self.steps_per_publish
+        if self.markers and period % self.marker_every == 0:
             self.pub_markers.publish(self._contact_markers(t))
         if self.sensors is not None:
             self._publish_sensors(t)
@@ -358,7 +362,7 @@ class SimNode(Node):
         quat, gyro, accel = self.sensors.imu(d.t, d.q, d.qvel)
         self.pub_imu.publish(convert.imu(t, self.base_frame, quat, gyro, accel, s.imu_attitude_std ** 2,
                                          s.imu_gyro_std ** 2, s.imu_accel_std ** 2))
-        if (d.steps // self.steps_per_publish) % self.gps_every == 0:
+        if (d.steps // self.steps_per_publish) % self.gps_every == 0:  # GPS at its own rate
             pos, gquat, lla = self.sensors.gps(d.q)
             var = s.gps_position_std ** 2
             self.pub_gps.publish(convert.odometry(t, self.odom_frame, self.base_frame, np.r_[gquat, pos],
@@ -367,9 +371,6 @@ class SimNode(Node):
 
     def _contact_markers(self, t) -> MarkerArray:  # noqa: ANN001
         d = self.data
-        from wmr_dynamics.collision import wheel_contacts
-        from wmr_dynamics.kinematics import forward_kinematics
-
         c = wheel_contacts(self.model, forward_kinematics(self.model, d.q), self.terrain)
         forces = None
         if self.stepper.mode == "dynamic":
