@@ -127,3 +127,26 @@ def test_compatibility_interface_packages_are_colcon_ignored_and_match_upstream_
     r = subprocess.run([sys.executable, str(ROOT / "ros_compat" / "build.py")], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0 and "building" not in r.stdout, r.stdout + r.stderr  # already there: nothing built
+
+
+def test_colcon_builds_the_package_and_never_the_compatibility_interfaces(tmp_path):
+    """A ROS user's workspace: the repository in src/, `colcon build` (the real tool) installs the executables
+    where `ros2 run` looks and the launch / config / URDF files where the launch files look; the
+    compatibility interface packages in ros_compat/ are not packages of the workspace."""
+    import shutil
+
+    src = tmp_path / "src" / "wmr_dynamics"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "build", "install", "log", "out",
+                                                             "__pycache__", "*.egg-info", ".pytest_cache"))
+    colcon = str(Path(sys.executable).parent / "colcon")
+    listed = subprocess.run([colcon, "list", "--names-only"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120)
+    assert listed.returncode == 0 and listed.stdout.split() == ["wmr_dynamics"], listed.stdout + listed.stderr
+    r = subprocess.run([colcon, "build"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    prefix = tmp_path / "install" / "wmr_dynamics"
+    for exe in ("sim_node", "odometry_node", "wmr-ros-sim", "wmr-bag-play", "wmr-odometry", "wmr-sim"):
+        assert (prefix / "lib" / "wmr_dynamics" / exe).is_file(), exe
+    for f in ("launch/sim.launch.py", "launch/odometry.launch.py", "config/sim.yaml", "config/sim.rviz",
+              "urdf/rocky7.urdf", "package.xml"):
+        assert (prefix / "share" / "wmr_dynamics" / f).is_file(), f
