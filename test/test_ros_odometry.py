@@ -11,12 +11,16 @@ import sys
 
 import numpy as np
 import pytest
+import yaml
 from nav_msgs.msg import Odometry
 from ros_util import ROOT, NodeProcess, namespace, ros_env
 
 from wmr_dynamics import spatial
 from wmr_dynamics.cli import odometry_main, sim_main
+from wmr_dynamics.errors import ModelError
 from wmr_dynamics.io.bag import read, topics
+from wmr_dynamics.odometry import OdometryParams, odometry_from_bag
+from wmr_dynamics.urdf import load_model
 
 
 @pytest.fixture(scope="module")
@@ -109,3 +113,37 @@ def test_wmr_odometry_json_summary(recording, tmp_path, capsys):
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["rows"] == 501 and summary["distance_m"] == pytest.approx(5.0, rel=0.01)
     assert abs(summary["final_pose"][2]) < 1e-5  # no IMU: planar (a level-ground attitude, not a drifting z)
+
+
+def test_calibrated_wheel_radii_scale_the_odometry_and_bad_params_are_named(recording, tmp_path, capsys):
+    bag, _ = recording
+    base = odometry_from_bag(bag, load_model("rocky7"))
+    params = tmp_path / "cal.yaml"
+    wheels = {j: {"radius": 0.065 * 1.1} for j in load_model("rocky7").wheel_joint_names}
+    params.write_text(yaml.safe_dump({"model": "kinematic", "slip": [0.0] * 6, "wheels": wheels}))
+    big = odometry_from_bag(bag, load_model("rocky7"), OdometryParams.load(params))
+
+    def dist(rows):
+        return np.sum(np.linalg.norm(np.diff(rows[:, 2:4], axis=0), axis=1))
+
+    assert dist(big) == pytest.approx(1.1 * dist(base), rel=0.01)  # same wheel rates, 10 % larger wheels
+    assert big[-1, 7] == pytest.approx(1.1 * base[-1, 7], rel=0.01)  # and the turn: ω ∝ r Δθ̇ / track
+    start = odometry_from_bag(bag, load_model("rocky7"), initial_pose=(1.0, 2.0, 0.5, math.pi / 2))
+    assert start[0, 2:5] == pytest.approx([1.0, 2.0, 0.5])
+    assert start[-1, 2] - 1.0 == pytest.approx(-(base[-1, 3]), abs=1e-6)  # rotated by 90°: x' = −y
+    params.write_text("model: enhanced\nslip: [1, 2]\n")
+    with pytest.raises(ModelError, match="slip: expected 6 finite numbers"):
+        OdometryParams.load(params)
+    params.write_text("model: kinematic\ngain: 3\n")
+    assert odometry_main([str(bag), "--params", str(params), "--out", str(tmp_path / "o.csv")]) == 2
+    assert "unknown keys ['gain']" in capsys.readouterr().err
+
+
+def test_recording_to_sqlite_and_into_an_existing_folder(tmp_path, capsys):
+    args = ["--vehicle", "zoe", "--terrain", "flat", "--duration", "1", "--no-plots", "--out", str(tmp_path)]
+    assert sim_main([*args, "--record", str(tmp_path / "run.db3")]) == 0
+    assert (tmp_path / "run" / "run.db3").is_file()
+    assert topics(tmp_path / "run")["/joint_states"] == "sensor_msgs/msg/JointState"
+    assert sum(1 for _ in read(tmp_path / "run" / "run.db3", ["/gps/odom"])) == 11
+    assert sim_main([*args, "--record", str(tmp_path / "run.db3")]) == 2  # never overwrites a bag
+    assert "already exists" in capsys.readouterr().err

@@ -13,7 +13,7 @@ from nav_msgs.msg import Odometry
 from ros_util import NodeProcess, Probe, grid_map, namespace
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-from std_srvs.srv import Trigger
+from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
 
 from wmr_dynamics.urdf import load_model
@@ -129,6 +129,14 @@ def test_absurd_and_malformed_commands_are_rejected_or_limited_and_nothing_nan_i
         probe.wait_for(lambda: _t(odoms[-1]) < t_before, 10.0, what="odom after the reset")
         after = next(o for o in odoms[n:] if _t(o) < t_before - 1.0)
         assert after.pose.pose.position.x == pytest.approx(1.1, abs=0.01)
+        # pause: simulated time stands still until resumed
+        assert probe.call(SetBool, f"{ns}/wmr_sim/pause", SetBool.Request(data=True)).success
+        probe.spin(0.3)
+        n = len(odoms)
+        probe.spin(1.0)
+        assert len(odoms) == n
+        assert probe.call(SetBool, f"{ns}/wmr_sim/pause", SetBool.Request(data=False)).message == "running"
+        probe.wait_for(lambda: len(odoms) > n + 10, 10.0, what="odom after resuming")
     finally:
         assert node.stop() == 0, node.output()
 
