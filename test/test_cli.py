@@ -3,10 +3,12 @@
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from wmr_dynamics import bundled_vehicles, forward_kinematics, load_model
 from wmr_dynamics.cli import sim_main
@@ -181,3 +183,41 @@ def test_commands_beyond_the_urdf_wheel_speed_limits_are_scaled_with_a_warning(t
     assert "beyond the URDF joint speed limits" in out.err and "scaled to 3.25 m/s" in out.err
     summary = json.loads(out.out.strip().splitlines()[-1])
     assert summary["distance_m"] == pytest.approx(3.25 * 4, rel=0.02)
+
+
+def test_nothing_finished_is_lost_to_a_bad_output_path(tmp_path, capsys):
+    afile = tmp_path / "a_file"
+    afile.write_text("x")
+    args = ["--vehicle", "zoe", "--terrain", "flat", "--duration", "1", "--no-plots"]
+    t0 = time.perf_counter()
+    assert sim_main([*args, "--out", str(afile)]) == 2
+    err = capsys.readouterr().err
+    assert "--out" in err and "exists and is not a folder" in err
+    assert sim_main([*args, "--out", str(afile / "sub")]) == 2
+    assert "cannot create" in capsys.readouterr().err
+    assert time.perf_counter() - t0 < 60  # refused before simulating anything (no compile, no run)
+    (tmp_path / "bag").mkdir()
+    assert sim_main([*args, "--out", str(tmp_path / "o"), "--record", str(tmp_path / "bag.mcap")]) == 2
+    err = capsys.readouterr().err
+    assert "already exists" in err and not (tmp_path / "o" / "zoe_trajectory.csv").exists()  # refused up front
+
+
+def test_a_vehicle_name_never_writes_outside_the_output_folder(tmp_path):
+    root = Path(__file__).resolve().parent.parent
+    cfg = yaml.safe_load((root / "config" / "zoe.yaml").read_text())
+    cfg["name"], cfg["urdf"] = "../../escaped", str(root / "urdf" / "zoe.urdf")
+    (tmp_path / "v").mkdir()
+    (tmp_path / "v" / "evil.yaml").write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "a" / "b"
+    assert sim_main(["--vehicle", str(tmp_path / "v" / "evil.yaml"), "--terrain", "flat", "--duration", "0.4",
+                     "--no-plots", "--out", str(out)]) == 0
+    (written,) = out.iterdir()  # one file, in the output folder, named without any path separator
+    assert written.name.endswith("escaped_trajectory.csv") and written.name == "_.._escaped_trajectory.csv"
+    assert not list(tmp_path.glob("escaped*"))
+
+
+def test_a_run_too_large_for_memory_is_refused_up_front(tmp_path, capsys):
+    assert sim_main(["--vehicle", "zoe", "--terrain", "flat", "--duration", "1e9", "--dt", "0.01", "--out",
+                     str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "1e+11 steps" in err and "GiB" in err and "Traceback" not in err

@@ -18,6 +18,7 @@ from wmr_dynamics import spatial
 from wmr_dynamics import terrain as terrain_mod
 from wmr_dynamics.collision import drop_onto_terrain, wheel_contacts
 from wmr_dynamics.errors import WmrError
+from wmr_dynamics.io.output import atomic_write_text, prepare_dir, safe_name
 from wmr_dynamics.kinematics import forward_kinematics
 from wmr_dynamics.urdf import bundled_vehicles, load_model
 
@@ -74,6 +75,7 @@ def show_main(argv: list[str] | None = None) -> int:
         return 0
     t0 = time.perf_counter()
     try:
+        out = prepare_dir(args.out)  # before any work: a finished picture is never lost to a bad --out
         model = load_model(args.vehicle)
         ground = _terrain(args)
         xyz, yaw = _initial_xy_yaw(model, args)
@@ -86,10 +88,9 @@ def show_main(argv: list[str] | None = None) -> int:
     contacts = wheel_contacts(model, T, ground)
     from wmr_dynamics.io.plots import plot_vehicle_on_terrain
 
-    out = Path(args.out)
     terrain_label = (f"Gaussian rough terrain (RMS {args.rms} m, correlation length {args.corr_len} m, "
                      f"seed {args.seed})" if args.terrain == "rough" else args.terrain)
-    png = plot_vehicle_on_terrain(model, T, ground, contacts, out / f"{model.name}_on_terrain.png",
+    png = plot_vehicle_on_terrain(model, T, ground, contacts, out / f"{safe_name(model.name)}_on_terrain.png",
                                   title=f"{model.name} on {terrain_label}")
     rpy = spatial.quat_to_rpy(q[:4])
     print(model.summary())
@@ -152,6 +153,15 @@ def sim_main(argv: list[str] | None = None) -> int:
         print("\n".join(bundled_vehicles()))
         return 0
     try:
+        out = prepare_dir(args.out)  # before the run: a finished simulation is never lost to a bad --out
+        if args.record:
+            from wmr_dynamics.io.bag import BagError, bag_folder
+
+            folder = bag_folder(args.record)[0]
+            if folder.exists():
+                raise BagError(f"--record {args.record}: the bag folder {folder} already exists (a bag is written "
+                               "new; remove it or pick another name)")
+            prepare_dir(folder.parent, "--record's folder")
         model = load_model(args.vehicle)
         ground = _terrain(args)
         dynamics = None
@@ -173,8 +183,8 @@ def sim_main(argv: list[str] | None = None) -> int:
         print(f"wmr-sim: error: {e}", file=sys.stderr)
         return 2
     summary = result.summary()
-    out = Path(args.out)
-    files = [result.to_csv(out / f"{model.name}_trajectory.csv")]
+    name = safe_name(model.name)
+    files = [result.to_csv(out / f"{name}_trajectory.csv")]
     if args.record:
         try:
             files.append(_record(args.record, model, result, command, args.seed))
@@ -186,9 +196,9 @@ def sim_main(argv: list[str] | None = None) -> int:
 
         label = (f"Gaussian rough terrain (RMS {args.rms} m, corr. {args.corr_len} m, seed {args.seed})"
                  if args.terrain == "rough" else args.terrain)
-        files.append(plot_run_overhead(result, ground, out / f"{model.name}_path.png",
+        files.append(plot_run_overhead(result, ground, out / f"{name}_path.png",
                                        title=f"{model.name}, {args.mode}, {args.speed} m/s on {label}"))
-        files.append(plot_run_contacts(result, out / f"{model.name}_contacts.png"))
+        files.append(plot_run_contacts(result, out / f"{name}_contacts.png"))
     fp = summary["final_pose"]
     print(f"{model.name}: {args.mode} model, dt {args.dt} s, {summary['steps']} steps, "
           f"{summary['sim_time_s']:.2f} s simulated in {summary['wall_time_s']:.3f} s "
@@ -260,11 +270,9 @@ def odometry_main(argv: list[str] | None = None) -> int:
         rows = odometry_from_bag(args.bag, model, params, args.joint_states_topic, args.imu_topic or None,
                                  args.initial_pose)
         out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with open(out, "w") as f:
-            f.write("stamp_ns,t_s,x_m,y_m,z_m,roll_rad,pitch_rad,yaw_rad\n")
-            for r in rows:
-                f.write(f"{int(r[0])},{r[1]:.9f}," + ",".join(f"{v:.9g}" for v in r[2:]) + "\n")
+        prepare_dir(out.parent, "--out's folder")
+        lines = [f"{int(r[0])},{r[1]:.9f}," + ",".join(f"{v:.9g}" for v in r[2:]) for r in rows]
+        atomic_write_text(out, "\n".join(["stamp_ns,t_s,x_m,y_m,z_m,roll_rad,pitch_rad,yaw_rad", *lines]) + "\n")
     except (WmrError, OSError) as e:
         print(f"wmr-odometry: error: {e}", file=sys.stderr)
         return 2

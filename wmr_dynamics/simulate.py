@@ -10,6 +10,7 @@ simulation call by call (real time, ROS) see :mod:`wmr_dynamics.stepper`.
 from __future__ import annotations
 
 import csv
+import io
 import sys
 import time
 from collections.abc import Callable
@@ -123,20 +124,23 @@ class SimResult:
         }
 
     def to_csv(self, path: str | Path) -> Path:
-        """Write t, pose (x, y, z, roll, pitch, yaw), joint angles, Δz and ‖v_c‖ per wheel, one row per step."""
+        """Write t, pose (x, y, z, roll, pitch, yaw), joint angles, Δz and ‖v_c‖ per wheel, one row per step
+        (atomically: an interrupted write leaves no torn file)."""
+        from wmr_dynamics.io.output import atomic_write_text
+
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         nj = self.q.shape[1] - 7
         rpy = self.rpy()
-        with path.open("w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["t_s", "x_m", "y_m", "z_m", "roll_rad", "pitch_rad", "yaw_rad"]
-                       + [f"theta_{k}" for k in range(nj)]
-                       + [f"dz_{n}_m" for n in self.wheel_names] + [f"vc_{n}_mps" for n in self.wheel_names])
-            for k in range(len(self.t)):
-                w.writerow([f"{v:.6g}" for v in (self.t[k], *self.q[k, 4:7], *rpy[k], *self.q[k, 7:],
-                                                  *self.dz[k], *self.contact_speed[k])])
-        return path
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(["t_s", "x_m", "y_m", "z_m", "roll_rad", "pitch_rad", "yaw_rad"]
+                   + [f"theta_{k}" for k in range(nj)]
+                   + [f"dz_{n}_m" for n in self.wheel_names] + [f"vc_{n}_mps" for n in self.wheel_names])
+        for k in range(len(self.t)):
+            w.writerow([f"{v:.6g}" for v in (self.t[k], *self.q[k, 4:7], *rpy[k], *self.q[k, 7:],
+                                              *self.dz[k], *self.contact_speed[k])])
+        return atomic_write_text(path, buf.getvalue())
 
 
 @dataclass
@@ -311,6 +315,7 @@ class Simulator:
         if not (np.isfinite(duration) and duration > 0):
             raise ModelError(f"duration must be a positive number of seconds, got {duration!r}")
         cmd = command if callable(command) else (lambda _t, c=tuple(command): c)
+        _check_result_size(self.model, duration, self.dt)
         q = self.initial_state() if q0 is None else np.asarray(q0, dtype=float)
         if self.mode == "dynamic":
             return self._run_dynamic(duration, cmd, q, progress, qvel0)
@@ -459,6 +464,23 @@ class BatchResult:
     def real_time_factor(self) -> float:
         """Simulated time of all trajectories / wall time."""
         return self.q.shape[0] * float(self.t[-1]) / self.wall_time_s if self.wall_time_s > 0 else float("inf")
+
+
+#: the largest result a run may allocate (bytes); longer runs are refused up front
+MAX_RESULT_BYTES = 4 * 2**30
+
+
+def _check_result_size(model: WmrModel, duration: float, dt: float) -> None:
+    """Refuse a run whose per-step result arrays (SimResult's, dynamic mode's being the largest) would exceed
+    MAX_RESULT_BYTES, before anything is allocated or simulated."""
+    n = duration / dt
+    nw = model.num_wheels
+    per_step = 8 * (model.num_states + model.num_dof + 14 * nw + 4)
+    size = (n + 1) * per_step
+    if size > MAX_RESULT_BYTES:
+        raise ModelError(f"duration {duration:g} s at dt {dt:g} s is {n:.3g} steps: the result would take "
+                         f"{size / 2**30:.1f} GiB (limit {MAX_RESULT_BYTES / 2**30:.0f} GiB); shorten the run, "
+                         "use a larger dt, or step it in pieces (wmr_dynamics.stepper.Stepper)")
 
 
 def _kin_status(status: int) -> str:
