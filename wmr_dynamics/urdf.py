@@ -18,6 +18,7 @@ All input problems raise :class:`~wmr_dynamics.errors.UrdfError` naming the file
 from __future__ import annotations
 
 import io
+import os
 import sys
 import xml.etree.ElementTree as ET
 from contextlib import redirect_stderr
@@ -32,6 +33,7 @@ from numpy.typing import NDArray
 from wmr_dynamics import spatial
 from wmr_dynamics.errors import ModelError, UrdfError
 from wmr_dynamics.model import Frame, JointConstraint, JointSpring, Wheel, WmrModel
+from wmr_dynamics.vehicle_schema import validate as validate_config
 
 YAML_KEYS = {"name", "urdf", "base_link", "description", "actuated_joints", "wheels", "joint_constraints",
              "constraint_models", "joint_springs", "contact", "actuators", "controller", "initial_pose"}
@@ -545,6 +547,11 @@ def load_model(name_or_path: str | Path, config: str | Path | dict | None = None
     Raises:
         UrdfError: naming the file and element, for any problem with the URDF or the YAML.
     """
+    if config is not None and not isinstance(config, (str, os.PathLike, dict)):
+        raise UrdfError(f"config: expected a vehicle YAML path or a dict of its keys, got {type(config).__name__} "
+                        f"{config!r}")
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise UrdfError(f"name_or_path: expected a vehicle name or a path, got {type(name_or_path).__name__}")
     urdf_path, cfg_src = _resolve(name_or_path, config)
     if isinstance(cfg_src, dict):
         cfg, cfg_name = dict(cfg_src), "config"
@@ -556,5 +563,6 @@ def load_model(name_or_path: str | Path, config: str | Path | dict | None = None
     unknown = set(cfg) - YAML_KEYS
     if unknown:
         raise UrdfError(f"{cfg_name}: unknown keys {sorted(unknown)}; allowed: {sorted(YAML_KEYS)}")
+    validate_config(cfg, cfg_name)
     robot = _parse_urdf(urdf_path)
     return _Builder(urdf_path, robot, cfg, cfg_name).build()
