@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,30 @@ def test_every_bundled_vehicle_passes_and_config_must_be_a_path_or_a_mapping():
         load_model("zoe", config=[1, 2])
     with pytest.raises(UrdfError, match="name_or_path: expected a vehicle name or a path"):
         load_model(3.5)
+
+
+def test_urdf_bytes_are_decoded_as_the_xml_declares_and_garbage_is_named(tmp_path):
+    text = ZOE_URDF.read_text()
+    if text.startswith("<?xml"):
+        text = text.split("?>", 1)[1]
+    utf16 = tmp_path / "zoe16.urdf"
+    utf16.write_bytes(('<?xml version="1.0" encoding="UTF-16"?>' + text).encode("utf-16"))
+    m = load_model(utf16, ROOT / "config" / "zoe.yaml")
+    assert m.num_wheels == 4 and m.total_mass == pytest.approx(load_model("zoe").total_mass)
+    garbage = tmp_path / "garbage.urdf"
+    garbage.write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(UrdfError, match=f"{garbage}: malformed XML"):
+        load_model(garbage, ROOT / "config" / "zoe.yaml")
+
+
+@pytest.mark.parametrize("tag", ["link", "joint"])
+def test_duplicate_link_or_joint_names_are_refused(tmp_path, tag):
+    text = ZOE_URDF.read_text()
+    first = re.search(rf"<{tag} name=\"([^\"]+)\"", text)
+    second = re.search(rf"<{tag} name=\"([^\"]+)\"", text[first.end():])
+    dup = text[:first.end() + second.start()] + text[first.end() + second.start():].replace(
+        f'<{tag} name="{second.group(1)}"', f'<{tag} name="{first.group(1)}"', 1)
+    path = tmp_path / "dup.urdf"
+    path.write_text(dup)
+    with pytest.raises(UrdfError, match=f"two <{tag}> elements are named '{first.group(1)}'"):
+        load_model(path, ROOT / "config" / "zoe.yaml")

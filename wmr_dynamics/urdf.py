@@ -108,27 +108,38 @@ def _read_yaml(path: Path) -> dict:
 
 # ---- parsing ------------------------------------------------------------------------------------------
 def _parse_urdf(path: Path):
-    """Read and parse a URDF with urdf_parser_py, after our own checks for clear messages."""
+    """Read and parse a URDF with urdf_parser_py, after our own checks for clear messages: the bytes are
+    decoded as the XML declares (UTF-8 by default, UTF-16 with its byte-order mark), and duplicate link or
+    joint names (which the parser would silently merge, losing a wheel) are refused."""
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except FileNotFoundError:
         raise UrdfError(f"{path}: URDF file not found") from None
     except OSError as e:
         raise UrdfError(f"{path}: cannot read URDF: {e}") from None
+    raw = data.decode("utf-8", errors="replace")  # only to find xacro leftovers, with their line
     for marker in ("$(", "${"):
-        k = text.find(marker)
+        k = raw.find(marker)
         if k >= 0:
-            line = text.count("\n", 0, k) + 1
-            end = text.find("}" if marker == "${" else ")", k)
-            expr = text[k:end + 1] if 0 < end - k < 80 else text[k:k + 30].splitlines()[0]
+            line = raw.count("\n", 0, k) + 1
+            end = raw.find("}" if marker == "${" else ")", k)
+            expr = raw[k:end + 1] if 0 < end - k < 80 else raw[k:k + 30].splitlines()[0]
             raise UrdfError(f"{path}: line {line}: unexpanded xacro expression '{expr}' "
                             "— run xacro first (xacro robot.urdf.xacro > robot.urdf)")
     try:
-        root = ET.fromstring(text)
+        root = ET.fromstring(data)  # bytes: the parser honours the XML declaration's encoding and a BOM
     except ET.ParseError as e:
         raise UrdfError(f"{path}: malformed XML: {e}") from None
+    text = ET.tostring(root, encoding="unicode")
     if root.tag != "robot":
         raise UrdfError(f"{path}: root element is <{root.tag}>, expected <robot>")
+    for tag in ("link", "joint"):
+        seen: set[str] = set()
+        for e in root.findall(tag):
+            name = e.get("name")
+            if name in seen:
+                raise UrdfError(f"{path}: two <{tag}> elements are named '{name}' (names must be unique)")
+            seen.add(name)
     from urdf_parser_py.urdf import URDF
 
     # urdf_parser_py prints warnings for tags it does not know (e.g. <gazebo> plugins); keep them quiet.
