@@ -102,7 +102,8 @@ def test_sim_accepts_a_bare_urdf_without_yaml(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--speed", "nan"], "not finite"),
+    (["--speed", "nan"], "argument --speed: expected a finite number, got 'nan'"),
+    (["--x", "nan"], "argument --x: expected a finite number, got 'nan'"),
     (["--dt", "-1"], "dt must be"),
     (["--vehicle", "no_such_rover"], "not a bundled vehicle"),
     (["--controller", "teleport"], "controller type 'teleport'"),
@@ -221,3 +222,21 @@ def test_a_run_too_large_for_memory_is_refused_up_front(tmp_path, capsys):
                      str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "1e+11 steps" in err and "GiB" in err and "Traceback" not in err
+
+
+def test_unconverged_force_balance_steps_are_counted_with_their_first_time():
+    """One Newton iteration with a tolerance no step can meet: every step is unconverged, and the summary
+    (which the CLI prints as a warning) says how many and from when."""
+    from wmr_dynamics.dynamics.force_balance import DynamicsOptions
+    from wmr_dynamics.simulate import Simulator
+    from wmr_dynamics.terrain import Plane
+
+    model = load_model("zoe")
+    opts = DynamicsOptions.from_config(model, max_iterations=1, tolerance=1e-300)
+    sim = Simulator(model, Plane(), mode="dynamic", dt=0.01, dynamics=opts)
+    r = sim.run(0.2, (0.5, 0.0), progress=False)
+    s = r.summary()
+    bad = np.flatnonzero(~r.converged[:20])
+    assert s["unconverged_steps"] == len(bad) > 0 and s["first_unconverged_s"] == pytest.approx(0.01 * bad[0])
+    s = Simulator(model, Plane(), mode="dynamic", dt=0.01).run(0.2, (0.5, 0.0), progress=False).summary()
+    assert s["unconverged_steps"] == 0 and s["first_unconverged_s"] is None

@@ -23,6 +23,17 @@ from wmr_dynamics.kinematics import forward_kinematics
 from wmr_dynamics.urdf import bundled_vehicles, load_model
 
 
+def finite_float(text: str) -> float:
+    """argparse type: a finite number (NaN and inf are refused with the argument named by argparse)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not np.isfinite(v):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return v
+
+
 def _terrain(args: argparse.Namespace) -> terrain_mod.Terrain:
     if args.terrain == "rough":
         return terrain_mod.gaussian_rough_terrain(rms=args.rms, corr_len=args.corr_len, seed=args.seed)
@@ -46,15 +57,17 @@ def _vehicle_and_terrain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vehicle", default="rocky7", help="bundled vehicle name or path to a URDF / vehicle YAML")
     p.add_argument("--terrain", default="rough",
                    help="flat | rough | ramp | steps | FILE (height grid .txt, heightmap .yaml/.npy, SDF world)")
-    p.add_argument("--rms", type=float, default=0.05, help="rough terrain RMS height, m (default 0.05)")
-    p.add_argument("--corr-len", type=float, default=0.2, help="rough terrain correlation length, m (default 0.2)")
+    p.add_argument("--rms", type=finite_float, default=0.05, help="rough terrain RMS height, m (default 0.05)")
+    p.add_argument("--corr-len", type=finite_float, default=0.2,
+                   help="rough terrain correlation length, m (default 0.2)")
     p.add_argument("--seed", type=int, default=1, help="rough terrain random seed (default 1)")
 
 
 def _pose_and_output_args(p: argparse.ArgumentParser, what: str, out_help: str) -> None:
-    p.add_argument("--x", type=float, default=None, help=f"{what} x, m (default: the vehicle YAML's initial_pose)")
-    p.add_argument("--y", type=float, default=None, help=f"{what} y, m")
-    p.add_argument("--yaw", type=float, default=None, help=f"{what} yaw, rad")
+    p.add_argument("--x", type=finite_float, default=None,
+                   help=f"{what} x, m (default: the vehicle YAML's initial_pose)")
+    p.add_argument("--y", type=finite_float, default=None, help=f"{what} y, m")
+    p.add_argument("--yaw", type=finite_float, default=None, help=f"{what} yaw, rad")
     p.add_argument("--out", default="out", help=out_help)
     p.add_argument("--list-vehicles", action="store_true", help="list bundled vehicles and exit")
     p.add_argument("--json", action="store_true", help="print one line of JSON as the last line of stdout")
@@ -124,12 +137,12 @@ def sim_parser() -> argparse.ArgumentParser:
                    help="dynamic mode: wheel-ground contact model (default: the vehicle YAML's, else linear)")
     p.add_argument("--actuator", default=None, choices=["ideal", "pi"],
                    help="dynamic mode: actuator model (default: the vehicle YAML's, else ideal)")
-    p.add_argument("--slip", type=float, nargs=6, metavar=("P1", "P2", "P3", "P4", "P5", "P6"),
+    p.add_argument("--slip", type=finite_float, nargs=6, metavar=("P1", "P2", "P3", "P4", "P5", "P6"),
                    default=(0.0,) * 6, help="enhanced mode: body slip parameters p1..p6 (eqs. 2.48-2.49)")
-    p.add_argument("--dt", type=float, default=0.04, help="time step, s (default 0.04)")
-    p.add_argument("--duration", type=float, default=10.0, help="simulated time, s (default 10)")
-    p.add_argument("--speed", type=float, default=0.5, help="commanded forward speed, m/s (default 0.5)")
-    p.add_argument("--yaw-rate", type=float, default=0.0, help="commanded yaw rate, rad/s (default 0)")
+    p.add_argument("--dt", type=finite_float, default=0.04, help="time step, s (default 0.04)")
+    p.add_argument("--duration", type=finite_float, default=10.0, help="simulated time, s (default 10)")
+    p.add_argument("--speed", type=finite_float, default=0.5, help="commanded forward speed, m/s (default 0.5)")
+    p.add_argument("--yaw-rate", type=finite_float, default=0.0, help="commanded yaw rate, rad/s (default 0)")
     p.add_argument("--integrator", default="euler", choices=["euler", "rk4"], help="eq. 2.39 Euler or RK4")
     p.add_argument("--controller", default=None,
                    help="controller type (default: the vehicle YAML's; 'naive' = equal wheel speeds)")
@@ -215,6 +228,10 @@ def sim_main(argv: list[str] | None = None) -> int:
               f"{summary['slip_ratio']['mean']:+.4f}, slip angle mean {summary['slip_angle_rad']['mean']:+.4f} rad, "
               f"{summary['mean_iterations']:.2f} force-balance iterations per step, "
               f"rolled over: {'YES' if summary['rolled_over'] else 'no'}")
+    if summary.get("unconverged_steps"):
+        print(f"  WARNING: the force balance did not converge in {summary['unconverged_steps']} of "
+              f"{summary['steps']} steps (first at t = {summary['first_unconverged_s']:.3f} s): the contact forces "
+              "there are approximate; try a smaller --dt or check the vehicle's mass and contact parameters")
     print("  wrote " + ", ".join(str(f) for f in files))
     if args.json:
         print(json.dumps(summary))
@@ -253,7 +270,7 @@ def odometry_parser() -> argparse.ArgumentParser:
     p.add_argument("--params", default=None, help="calibrated odometry parameters YAML (model, slip, wheels)")
     p.add_argument("--joint-states-topic", default="/joint_states")
     p.add_argument("--imu-topic", default="/imu", help="roll/pitch source ('' for none; skipped if not in the bag)")
-    p.add_argument("--initial-pose", type=float, nargs=4, metavar=("X", "Y", "Z", "YAW"), default=(0.0,) * 4,
+    p.add_argument("--initial-pose", type=finite_float, nargs=4, metavar=("X", "Y", "Z", "YAW"), default=(0.0,) * 4,
                    help="start pose, m and rad (default the origin, yaw 0)")
     p.add_argument("--out", required=True, help="CSV to write (stamp_ns,t_s,x_m,y_m,z_m,roll_rad,pitch_rad,yaw_rad)")
     p.add_argument("--json", action="store_true", help="print one line of JSON as the last line of stdout")

@@ -121,6 +121,8 @@ class SimResult:
                                "max": float(self.slip_angle[k].max())},
             "mean_iterations": float(self.iterations[k].mean()),
             "unconverged_steps": int((~self.converged[k]).sum()),
+            "first_unconverged_s": (float(self.t[np.flatnonzero(~self.converged[k])[0]])
+                                    if (~self.converged[k]).any() else None),
         }
 
     def to_csv(self, path: str | Path) -> Path:
