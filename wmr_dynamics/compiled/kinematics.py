@@ -31,9 +31,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
-from wmr_dynamics.collision import N_SAMPLES
 from wmr_dynamics.compiled import controllers as _ctl
-from wmr_dynamics.compiled.collision import wheel_contacts_kernel
+from wmr_dynamics.compiled.collision import N_SAMPLES, wheel_contacts_kernel
 from wmr_dynamics.compiled.controllers import ControllerData
 from wmr_dynamics.compiled.data import ModelData, TerrainData
 from wmr_dynamics.compiled.linalg import least_squares

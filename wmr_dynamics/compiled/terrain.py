@@ -1,14 +1,29 @@
-"""Compiled terrain queries (plane, bilinear height grid, ramp, steps) and the conversion of any Terrain to them."""
+"""The terrain queries — the one implementation of every surface's height and normal (plane, bilinear height grid,
+ramp, steps, bicubic spline grid, and a call back into Python for any other :class:`~wmr_dynamics.terrain.Terrain`) —
+and the conversion of a Terrain to them.  The surfaces' public ``height``/``normal``/``height_normal`` call
+:func:`height_normal_points`; the contact search inlines :func:`height_normal`.
+"""
 
 from __future__ import annotations
 
 import math
+import weakref
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
-from wmr_dynamics.compiled.data import TERRAIN_GRID, TERRAIN_PLANE, TERRAIN_RAMP, TERRAIN_STEPS, TerrainData
+from wmr_dynamics.compiled import callbacks as _cb
+from wmr_dynamics.compiled.data import (
+    TERRAIN_BICUBIC,
+    TERRAIN_GRID,
+    TERRAIN_PLANE,
+    TERRAIN_PYTHON,
+    TERRAIN_RAMP,
+    TERRAIN_STEPS,
+    TerrainData,
+)
 from wmr_dynamics.errors import TerrainError
 
 
@@ -16,16 +31,21 @@ def compile_terrain(terrain, spacing: float = 0.02, bounds: tuple | None = None,
                     margin: float = 0.5) -> TerrainData:
     """``terrain`` as :class:`TerrainData` for the compiled kernels.
 
-    Plane, HeightGrid, Ramp and Steps are represented exactly (the grid with ``HeightGrid``'s bilinear cells,
-    clamping outside it and one-sided slopes at its border).  Any other terrain (Box, Composite, ...) is
+    Plane, HeightGrid, Ramp, Steps and SmoothGrid are represented exactly (the grid with ``HeightGrid``'s bilinear
+    cells, clamping outside it and one-sided slopes at its border; SmoothGrid by its spline's knots and
+    coefficients).  Any other terrain (Box, Composite, ...) is
     rasterized with its ``to_grid`` at ``spacing`` (m) over ``bounds`` (x_min, x_max, y_min, y_max; m; default
     its own bounds) grown by ``margin`` (m) on every side, so that beyond a feature the clamped grid holds
     the surroundings' height and not the feature's edge.  Rasterizing turns analytic edges (a box's or a
     step's vertical face) into bilinear ramps one cell wide; away from edges heights and normals are exact
     for piecewise-planar surfaces.  Raises TerrainError for a terrain without bounds when none are given.
     """
-    from wmr_dynamics.terrain import HeightGrid, Plane, Ramp, Steps
+    from wmr_dynamics.terrain import HeightGrid, Plane, Ramp, SmoothGrid, Steps
 
+    if isinstance(terrain, SmoothGrid):
+        tx, ty, coeffs = terrain.spline_knots_coefficients()
+        return TerrainData(TERRAIN_BICUBIC, np.r_[tx[0], tx[-1], ty[0], ty[-1], tx.size, ty.size, tx, ty],
+                           _readonly(np.ascontiguousarray(coeffs, dtype=float)))
     if isinstance(terrain, Plane):
         n, p = terrain.unit_normal, terrain.point
         return TerrainData(TERRAIN_PLANE, np.array([n[0], n[1], n[2], float(n @ p)]), _readonly(np.zeros((2, 2))))
@@ -42,13 +62,61 @@ def compile_terrain(terrain, spacing: float = 0.02, bounds: tuple | None = None,
         b = bounds if bounds is not None else getattr(terrain, "bounds", None)
         if b is None:
             raise TerrainError(f"{type(terrain).__name__} terrain is unbounded: the compiled path needs a Plane, a "
-                               "HeightGrid, a Ramp, Steps, a bounded terrain to rasterize, or bounds=(x_min, x_max, "
-                               "y_min, y_max)")
+                               "HeightGrid, a SmoothGrid, a Ramp, Steps, a bounded terrain to rasterize, or "
+                               "bounds=(x_min, x_max, y_min, y_max)")
         m = float(margin)
         terrain = terrain.to_grid(bounds=(b[0] - m, b[1] + m, b[2] - m, b[3] + m), spacing=spacing)
     return TerrainData(TERRAIN_GRID, np.array([terrain.x_min, terrain.y_min, terrain.dx, terrain.dy,
                                                1.0 / terrain.dx, 1.0 / terrain.dy]),
                        _readonly(np.array(terrain.heights, dtype=float, order="C")))
+
+
+_EXACT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_QUERY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def exact_terrain_data(terrain) -> TerrainData:  # noqa: ANN001
+    """:func:`compile_terrain` of a Plane, HeightGrid, SmoothGrid, Ramp or Steps (or a subclass), made once per
+    terrain object (terrains are immutable) — what their ``height``/``normal`` methods evaluate."""
+    try:
+        return _EXACT[terrain]
+    except (KeyError, TypeError):
+        pass
+    if not isinstance(terrain, _exact_types()):
+        raise TerrainError(f"{type(terrain).__name__} has no compiled kind (it would be rasterized)")
+    td = compile_terrain(terrain)
+    _remember(_EXACT, terrain, td)
+    return td
+
+
+def query_terrain_data(terrain) -> TerrainData:  # noqa: ANN001
+    """The terrain for exact queries (the contact search of ``collision.wheel_contacts``), made once per terrain
+    object: the compiled kind of a Plane, HeightGrid, SmoothGrid, Ramp or Steps, and ``TERRAIN_PYTHON`` — its own
+    ``height_normal`` called back point by point — for any other Terrain (Box, Composite, user subclasses,
+    subclasses of the built-in surfaces)."""
+    try:
+        return _QUERY[terrain]
+    except (KeyError, TypeError):
+        pass
+    if type(terrain) in _exact_types():
+        td = exact_terrain_data(terrain)
+    else:
+        td = TerrainData(TERRAIN_PYTHON, np.array([float(_cb.terrain_slot(terrain))]), _readonly(np.zeros((2, 2))))
+    _remember(_QUERY, terrain, td)
+    return td
+
+
+def _exact_types() -> tuple:
+    from wmr_dynamics.terrain import HeightGrid, Plane, Ramp, SmoothGrid, Steps
+
+    return Plane, HeightGrid, SmoothGrid, Ramp, Steps
+
+
+def _remember(cache: weakref.WeakKeyDictionary, terrain, td: TerrainData) -> None:  # noqa: ANN001
+    try:
+        cache[terrain] = td
+    except TypeError:  # unhashable (a user class with __eq__ and no __hash__): made anew each time
+        pass
 
 
 def _readonly(grid: NDArray) -> NDArray:
@@ -61,19 +129,25 @@ def _readonly(grid: NDArray) -> NDArray:
 
 @njit(inline="always")
 def height_normal(kind: int, params: NDArray, grid: NDArray, x: float, y: float) -> tuple:
-    """(h, n_x, n_y, n_z) at (x, y) (m, world): the plane, or HeightGrid's bilinear cell (clamped outside)."""
+    """(h, n_x, n_y, n_z) at (x, y) (m, world) of the terrain ``kind`` (``TerrainData``): the plane, the ramp's
+    or the steps' profile, the bicubic spline, a Python terrain called back, or HeightGrid's bilinear cell
+    (clamped outside).  The normal is (−∂h/∂x, −∂h/∂y, 1)/‖·‖ of the same surface."""
     if kind == TERRAIN_PLANE:
         nx, ny, nz = params[0], params[1], params[2]
         return (params[3] - nx * x - ny * y) / nz, nx, ny, nz
     if kind == TERRAIN_RAMP:
         return _ramp(params, x, y)
-    if kind == TERRAIN_STEPS:  # Steps._profile: vertical risers, normals up
+    if kind == TERRAIN_STEPS:  # Steps: h = k · step_height on step k, vertical risers, normals up
         s = (x - params[6]) * params[4] + (y - params[7]) * params[5]
         k = min(max(math.floor((s - params[0]) / params[1]) + 1.0, 0.0), params[3])
         return k * params[2], 0.0, 0.0, 1.0
+    if kind == TERRAIN_BICUBIC:
+        return _bicubic(params, grid, x, y)
+    if kind == TERRAIN_PYTHON:
+        return _python_terrain(int(params[0]), x, y)
     ny_, nx_ = grid.shape[0], grid.shape[1]
-    fx = (x - params[0]) / params[2]  # divided as HeightGrid._cell does: the same cell on its edges (a product
-    fy = (y - params[1]) / params[3]  # with 1/dx can round a node's 3.0 to 2.9999999999999996: another normal)
+    fx = (x - params[0]) / params[2]  # divided, not multiplied by 1/dx: a product can round a node's 3.0 to
+    fy = (y - params[1]) / params[3]  # 2.9999999999999996, another cell and another normal on its edge
     cx = min(max(fx, 0.0), nx_ - 1.0)
     cy = min(max(fy, 0.0), ny_ - 1.0)
     i = min(int(cx), nx_ - 2)
@@ -90,7 +164,8 @@ def height_normal(kind: int, params: NDArray, grid: NDArray, x: float, y: float)
 
 @njit(inline="always")
 def _ramp(p: NDArray, x: float, y: float) -> tuple:
-    """Ramp._profile: flat, incline at tan a, plateau, optional descent, along s = (r − o)·(cos yaw, sin yaw)."""
+    """Ramp (thesis §2.5.2): flat, incline at tan a, plateau, optional descent, along s = (r − o)·(cos yaw, sin yaw);
+    (h, n) with n from dh/ds."""
     s = (x - p[9]) * p[7] + (y - p[10]) * p[8]
     t, top = p[2], p[1]
     h = min(max((s - p[0]) * t, 0.0), top)
@@ -102,3 +177,82 @@ def _ramp(p: NDArray, x: float, y: float) -> tuple:
     gx, gy = dh * p[7], dh * p[8]
     n = math.sqrt(1.0 + gx * gx + gy * gy)
     return h, -gx / n, -gy / n, 1.0 / n
+
+
+@njit
+def _python_terrain(slot: int, x: float, y: float) -> tuple:
+    """A Python terrain (TERRAIN_PYTHON), called back from an object-mode block (not inlined: the kernels that
+    inline :func:`height_normal` stay free of object mode)."""
+    with numba.objmode(h="float64", nx="float64", ny="float64", nz="float64"):
+        h, nx, ny, nz = _cb.terrain_height_normal(slot, x, y)
+    return h, nx, ny, nz
+
+
+@njit(inline="always")
+def _bicubic(p: NDArray, coef: NDArray, x: float, y: float) -> tuple:
+    """SmoothGrid: the tensor-product cubic B-spline h = Σ_a Σ_b B_a(y) B_b(x) c[a, b] (knots and coefficients
+    as scipy's ``RectBivariateSpline`` builds them, ``TERRAIN_BICUBIC`` params) and its gradient, at (x, y)
+    clamped to the spline's rectangle; no slope across a clamped direction (as :class:`HeightGrid`)."""
+    ntx = int(p[4])
+    xc, yc = min(max(x, p[0]), p[1]), min(max(y, p[2]), p[3])
+    lx, bx0, bx1, bx2, bx3, dx0, dx1, dx2, dx3 = _bspline3(p, 6, ntx - 4, xc)
+    ly, by0, by1, by2, by3, dy0, dy1, dy2, dy3 = _bspline3(p, 6 + ntx, int(p[5]) - 4, yc)
+    bx, dx, by, dy = (bx0, bx1, bx2, bx3), (dx0, dx1, dx2, dx3), (by0, by1, by2, by3), (dy0, dy1, dy2, dy3)
+    h = gx = gy = 0.0
+    for a in range(4):
+        sh = sd = 0.0
+        for b in range(4):
+            c = coef[ly - 3 + a, lx - 3 + b]
+            sh += bx[b] * c
+            sd += dx[b] * c
+        h += by[a] * sh
+        gx += by[a] * sd
+        gy += dy[a] * sh
+    if xc != x:  # clamped direction: no slope
+        gx = 0.0
+    if yc != y:
+        gy = 0.0
+    s = math.sqrt(1.0 + gx * gx + gy * gy)
+    return h, -gx / s, -gy / s, 1.0 / s
+
+
+@njit(inline="always")
+def _bspline3(t: NDArray, off: int, n: int, u: float) -> tuple:
+    """The four cubic B-splines nonzero at ``u`` and their derivatives, for the knots t[off : off + n + 4] of a
+    spline with n coefficients: (l, N_{l−3}, …, N_l, N'_{l−3}, …, N'_l) with t_l ≤ u < t_{l+1} (the last span at
+    the right end).  Cox–de Boor recurrence N_{i,k} = ω_{i,k} N_{i,k−1} + (1 − ω_{i+1,k}) N_{i+1,k−1} and the
+    derivative N'_{i,3} = 3 (N_{i,2} / (t_{i+3} − t_i) − N_{i+1,2} / (t_{i+4} − t_{i+1})) (de Boor, *A Practical
+    Guide to Splines*, 1978, ch. IX–X), unrolled for degree 3."""
+    lo, hi = 3, n - 1
+    if u >= t[off + hi]:
+        lo = hi
+    else:
+        while hi - lo > 1:  # bisection keeping t_lo ≤ u < t_hi
+            mid = (lo + hi) // 2
+            if t[off + mid] <= u:
+                lo = mid
+            else:
+                hi = mid
+    k = off + lo
+    left1, left2, left3 = u - t[k], u - t[k - 1], u - t[k - 2]
+    right1, right2, right3 = t[k + 1] - u, t[k + 2] - u, t[k + 3] - u
+    w = 1.0 / (right1 + left1)  # degree 1
+    a0, a1 = right1 * w, left1 * w
+    w = a0 / (right1 + left2)  # degree 2
+    m0, sv = right1 * w, left2 * w
+    w = a1 / (right2 + left1)
+    m1, m2 = sv + right2 * w, left1 * w
+    e0 = m0 / (right1 + left3)  # degree 3: e_j = N_{l−2+j,2} / (t_{l+1+j} − t_{l−2+j})
+    e1 = m1 / (right2 + left2)
+    e2 = m2 / (right3 + left1)
+    return (lo, right1 * e0, left3 * e0 + right2 * e1, left2 * e1 + right3 * e2, left1 * e2,
+            -3.0 * e0, 3.0 * (e0 - e1), 3.0 * (e1 - e2), 3.0 * e2)
+
+
+@njit
+def height_normal_points(kind: int, params: NDArray, grid: NDArray, x: NDArray, y: NDArray, out: NDArray) -> None:
+    """:func:`height_normal` at the points (x[k], y[k]) (m, world; (n,) arrays) into ``out`` (n, 4): h, n_x, n_y,
+    n_z — the one evaluation behind the surfaces' ``height``, ``normal`` and ``height_normal``."""
+    for k in range(x.shape[0]):
+        h, nx, ny, nz = height_normal(kind, params, grid, x[k], y[k])
+        out[k, 0], out[k, 1], out[k, 2], out[k, 3] = h, nx, ny, nz
