@@ -237,6 +237,47 @@ def test_composite_max_and_normal_of_winner():
         Composite([])
 
 
+
+class _Bump(Terrain):
+    """A user terrain (no compiled form): h = 0.2 exp(−x²), so a Composite with it combines Python answers."""
+
+    def height(self, x, y):
+        x, y = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float))
+        return 0.2 * np.exp(-x * x)
+
+    def normal(self, x, y):
+        x, y = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float))
+        g = -0.4 * x * np.exp(-x * x)
+        n = np.stack([-g, np.zeros_like(g), np.ones_like(g)], axis=-1)
+        return n / np.linalg.norm(n, axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_composite_of_a_grid_a_ramp_and_boxes_nested_or_not_is_the_max_with_ties_to_the_first(nested):
+    """Closed forms: a HeightGrid holding the plane h = 0.05 (x + 5) (bilinear interpolation is exact on it),
+    a Ramp from x = 2 at 20°, a box 0.4 m high on [−1, 1]²; a second, equal box later in the list never wins."""
+    grid = HeightGrid(-5.0, -5.0, 0.5, 0.5, 0.05 * (np.arange(21.0)[None, :] * 0.5) + np.zeros((21, 1)))
+    ramp = Ramp(x_start=2.0, height=1.0, slope_deg=20.0, down=False)
+    box, twin = Box((0.0, 0.0), (2.0, 2.0), 0.4), Box((0.0, 0.0), (2.0, 2.0), 0.4, base=-np.inf)
+    comp = Composite([grid, Composite([ramp, box]), twin] if nested else [grid, ramp, box, twin])
+    x = np.array([-4.0, 0.5, 2.5, 4.0, 4.5])
+    h, n = comp.height_normal(x, 0.2)
+    t = math.tan(math.radians(20.0))
+    expect = np.maximum.reduce([0.05 * (x + 5), np.clip((x - 2.0) * t, 0, 1.0), np.where(np.abs(x) <= 1, 0.4, 0.0)])
+    np.testing.assert_allclose(h, expect, atol=1e-12)
+    n_grid, n_ramp = np.array([-0.05, 0, 1]) / math.sqrt(1.0025), np.array([-t, 0, 1]) / math.sqrt(1 + t * t)
+    winner = [n_grid, [0, 0, 1], n_grid, n_ramp, n_ramp]  # at x = 2.5: 0.375 (grid) > 0.18 (ramp)
+    np.testing.assert_allclose(n, winner, atol=1e-12)
+
+
+def test_composite_with_a_user_terrain_combines_the_members_answers():
+    comp = Composite([Plane(point=(0, 0, 0.1)), _Bump()])
+    x = np.array([-2.0, -0.3, 0.0, 1.0])
+    np.testing.assert_allclose(comp.height(x, 1.0), np.maximum(0.1, 0.2 * np.exp(-x * x)), atol=1e-15)
+    np.testing.assert_allclose(comp.normal(x, 1.0), np.where((0.2 * np.exp(-x * x) > 0.1)[:, None],
+                                                             _Bump().normal(x, 1.0), [0.0, 0.0, 1.0]), atol=1e-15)
+
+
 ALL = [
     Plane(normal=(0.2, 0.1, 1.0), point=(0, 0, 1)),
     HeightGrid(0.0, 0.0, 0.5, 0.5, np.arange(20.0).reshape(4, 5) ** 0.5),

@@ -22,6 +22,9 @@ TERRAIN_STEPS = 3  # params = (x_start, step_length, step_height, n_steps, cos y
 # tensor-product cubic B-spline (SmoothGrid), clamped to [x_lo, x_hi] × [y_lo, y_hi]
 TERRAIN_BICUBIC = 4
 TERRAIN_PYTHON = 5  # params = (slot,): a Terrain written in Python, called back (compiled.callbacks)
+TERRAIN_BOX = 6  # params = (c_x, c_y, cos yaw, sin yaw, l_x / 2, l_y / 2, height, base)
+# params = (n, then per member: kind, len, its len params); grid = the one gridded member's (Composite)
+TERRAIN_COMPOSITE = 7
 
 
 class ModelData(NamedTuple):

@@ -17,6 +17,8 @@ from wmr_dynamics._jit import njit
 from wmr_dynamics.compiled import callbacks as _cb
 from wmr_dynamics.compiled.data import (
     TERRAIN_BICUBIC,
+    TERRAIN_BOX,
+    TERRAIN_COMPOSITE,
     TERRAIN_GRID,
     TERRAIN_PLANE,
     TERRAIN_PYTHON,
@@ -42,63 +44,104 @@ def compile_terrain(terrain, spacing: float = 0.02, bounds: tuple | None = None,
     """
     from wmr_dynamics.terrain import HeightGrid, Plane, Ramp, SmoothGrid, Steps
 
-    if isinstance(terrain, SmoothGrid):
-        tx, ty, coeffs = terrain.spline_knots_coefficients()
-        return TerrainData(TERRAIN_BICUBIC, np.r_[tx[0], tx[-1], ty[0], ty[-1], tx.size, ty.size, tx, ty],
-                           _readonly(np.ascontiguousarray(coeffs, dtype=float)))
-    if isinstance(terrain, Plane):
-        n, p = terrain.unit_normal, terrain.point
-        return TerrainData(TERRAIN_PLANE, np.array([n[0], n[1], n[2], float(n @ p)]), _readonly(np.zeros((2, 2))))
-    if isinstance(terrain, Ramp):
-        t = terrain
-        return TerrainData(TERRAIN_RAMP, np.array([t.x_start, t.ramp_height, t._tan, t.s_top, t.s_top_end, t.s_end,
-                                                   1.0 if t.down else 0.0, t._dir[0], t._dir[1], *t.origin]),
-                           _readonly(np.zeros((2, 2))))
-    if isinstance(terrain, Steps):
-        t = terrain
-        return TerrainData(TERRAIN_STEPS, np.array([t.x_start, t.step_length, t.step_height, float(t.n_steps),
-                                                    t._dir[0], t._dir[1], *t.origin]), _readonly(np.zeros((2, 2))))
-    if not isinstance(terrain, HeightGrid):
-        b = bounds if bounds is not None else getattr(terrain, "bounds", None)
-        if b is None:
-            raise TerrainError(f"{type(terrain).__name__} terrain is unbounded: the compiled path needs a Plane, a "
-                               "HeightGrid, a SmoothGrid, a Ramp, Steps, a bounded terrain to rasterize, or "
-                               "bounds=(x_min, x_max, y_min, y_max)")
-        m = float(margin)
-        terrain = terrain.to_grid(bounds=(b[0] - m, b[1] + m, b[2] - m, b[3] + m), spacing=spacing)
-    return TerrainData(TERRAIN_GRID, np.array([terrain.x_min, terrain.y_min, terrain.dx, terrain.dy,
-                                               1.0 / terrain.dx, 1.0 / terrain.dy]),
-                       _readonly(np.array(terrain.heights, dtype=float, order="C")))
+    if isinstance(terrain, (Plane, HeightGrid, SmoothGrid, Ramp, Steps)):
+        kind, params, grid = _pack(terrain)  # type: ignore[misc]
+        return TerrainData(kind, params, _readonly(grid))
+    b = bounds if bounds is not None else getattr(terrain, "bounds", None)
+    if b is None:
+        raise TerrainError(f"{type(terrain).__name__} terrain is unbounded: the compiled path needs a Plane, a "
+                           "HeightGrid, a SmoothGrid, a Ramp, Steps, a bounded terrain to rasterize, or "
+                           "bounds=(x_min, x_max, y_min, y_max)")
+    m = float(margin)
+    kind, params, grid = _pack(terrain.to_grid(bounds=(b[0] - m, b[1] + m, b[2] - m, b[3] + m), spacing=spacing))
+    return TerrainData(kind, params, _readonly(grid))
 
 
+_NO_GRID = np.zeros((2, 2))
 _EXACT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _QUERY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def _pack(terrain) -> tuple | None:  # noqa: ANN001
+    """(kind, params, grid) of the exact compiled form of a built-in surface (see the TERRAIN_* kinds), or None:
+    a Composite with a member that has none (a user's terrain) or with two gridded members (one grid array)."""
+    from wmr_dynamics.terrain import Box, Composite, HeightGrid, Plane, Ramp, SmoothGrid, Steps
+
+    t = terrain
+    if isinstance(t, SmoothGrid):
+        tx, ty, coeffs = t.spline_knots_coefficients()
+        return (TERRAIN_BICUBIC, np.r_[tx[0], tx[-1], ty[0], ty[-1], tx.size, ty.size, tx, ty],
+                np.ascontiguousarray(coeffs, dtype=float))
+    if isinstance(t, HeightGrid):
+        return (TERRAIN_GRID, np.array([t.x_min, t.y_min, t.dx, t.dy, 1.0 / t.dx, 1.0 / t.dy]),
+                np.array(t.heights, dtype=float, order="C"))
+    if isinstance(t, Plane):
+        n, p = t.unit_normal, t.point
+        return TERRAIN_PLANE, np.array([n[0], n[1], n[2], float(n @ p)]), _NO_GRID
+    if isinstance(t, Ramp):
+        return (TERRAIN_RAMP, np.array([t.x_start, t.ramp_height, t._tan, t.s_top, t.s_top_end, t.s_end,
+                                        1.0 if t.down else 0.0, t._dir[0], t._dir[1], *t.origin]), _NO_GRID)
+    if isinstance(t, Steps):
+        return (TERRAIN_STEPS, np.array([t.x_start, t.step_length, t.step_height, float(t.n_steps), t._dir[0],
+                                         t._dir[1], *t.origin]), _NO_GRID)
+    if isinstance(t, Box):
+        return (TERRAIN_BOX, np.array([*t.center, math.cos(t.yaw), math.sin(t.yaw), 0.5 * t.size[0],
+                                       0.5 * t.size[1], t.box_height, t.base]), _NO_GRID)
+    if isinstance(t, Composite):
+        members = _flatten(t, [])
+        if members is None or sum(k in (TERRAIN_GRID, TERRAIN_BICUBIC) for k, _, _ in members) > 1:
+            return None
+        grid = next((g for k, _, g in members if k in (TERRAIN_GRID, TERRAIN_BICUBIC)), _NO_GRID)
+        return (TERRAIN_COMPOSITE, np.concatenate([[len(members)], *([k, p.size, *p] for k, p, _ in members)]),
+                grid)
+    return None
+
+
+def _flatten(composite, out: list) -> list | None:  # noqa: ANN001
+    """The packed members of a Composite, nested Composites flattened (the max is associative; the order, which
+    breaks ties, is kept); None if one has no exact form."""
+    from wmr_dynamics.terrain import Composite
+
+    for t in composite.surfaces:
+        packed = None
+        if isinstance(t, Composite):
+            if _flatten(t, out) is None:
+                return None
+            continue
+        if type(t) in _builtin_types():
+            packed = _pack(t)
+        if packed is None:
+            return None
+        out.append(packed)
+    return out
+
+
 def exact_terrain_data(terrain) -> TerrainData:  # noqa: ANN001
-    """:func:`compile_terrain` of a Plane, HeightGrid, SmoothGrid, Ramp or Steps (or a subclass), made once per
-    terrain object (terrains are immutable) — what their ``height``/``normal`` methods evaluate."""
+    """The exact compiled form of a built-in surface (Plane, HeightGrid, SmoothGrid, Ramp, Steps, Box, a Composite
+    of them with at most one gridded member; subclasses too), made once per terrain object (terrains are
+    immutable) — what their ``height``/``normal`` methods evaluate.  TerrainError if it has none."""
     try:
-        return _EXACT[terrain]
+        td = _EXACT[terrain]
     except (KeyError, TypeError):
-        pass
-    if not isinstance(terrain, _exact_types()):
-        raise TerrainError(f"{type(terrain).__name__} has no compiled kind (it would be rasterized)")
-    td = compile_terrain(terrain)
-    _remember(_EXACT, terrain, td)
+        packed = _pack(terrain)
+        td = None if packed is None else TerrainData(packed[0], packed[1], _readonly(packed[2]))
+        _remember(_EXACT, terrain, td)
+    if td is None:
+        raise TerrainError(f"{type(terrain).__name__} has no exact compiled form (a Composite needs built-in members "
+                           "with at most one HeightGrid or SmoothGrid)")
     return td
 
 
 def query_terrain_data(terrain) -> TerrainData:  # noqa: ANN001
     """The terrain for exact queries (the contact search of ``collision.wheel_contacts``), made once per terrain
-    object: the compiled kind of a Plane, HeightGrid, SmoothGrid, Ramp or Steps, and ``TERRAIN_PYTHON`` — its own
-    ``height_normal`` called back point by point — for any other Terrain (Box, Composite, user subclasses,
-    subclasses of the built-in surfaces)."""
+    object: the exact compiled form of a built-in surface (:func:`exact_terrain_data`), and ``TERRAIN_PYTHON`` —
+    its own ``height_normal`` called back point by point — for any other Terrain (a user's subclass, a Composite
+    with one among its members, a Composite of two grids)."""
     try:
         return _QUERY[terrain]
     except (KeyError, TypeError):
         pass
-    if type(terrain) in _exact_types():
+    if type(terrain) in _builtin_types() and has_exact_form(terrain):
         td = exact_terrain_data(terrain)
     else:
         td = TerrainData(TERRAIN_PYTHON, np.array([float(_cb.terrain_slot(terrain))]), _readonly(np.zeros((2, 2))))
@@ -106,13 +149,22 @@ def query_terrain_data(terrain) -> TerrainData:  # noqa: ANN001
     return td
 
 
-def _exact_types() -> tuple:
-    from wmr_dynamics.terrain import HeightGrid, Plane, Ramp, SmoothGrid, Steps
+def has_exact_form(terrain) -> bool:  # noqa: ANN001
+    """Whether :func:`exact_terrain_data` can represent ``terrain``."""
+    try:
+        exact_terrain_data(terrain)
+    except TerrainError:
+        return False
+    return True
 
-    return Plane, HeightGrid, SmoothGrid, Ramp, Steps
+
+def _builtin_types() -> tuple:
+    from wmr_dynamics.terrain import Box, Composite, HeightGrid, Plane, Ramp, SmoothGrid, Steps
+
+    return Plane, HeightGrid, SmoothGrid, Ramp, Steps, Box, Composite
 
 
-def _remember(cache: weakref.WeakKeyDictionary, terrain, td: TerrainData) -> None:  # noqa: ANN001
+def _remember(cache: weakref.WeakKeyDictionary, terrain, td: TerrainData | None) -> None:  # noqa: ANN001
     try:
         cache[terrain] = td
     except TypeError:  # unhashable (a user class with __eq__ and no __hash__): made anew each time
@@ -129,9 +181,35 @@ def _readonly(grid: NDArray) -> NDArray:
 
 @njit(inline="always")
 def height_normal(kind: int, params: NDArray, grid: NDArray, x: float, y: float) -> tuple:
-    """(h, n_x, n_y, n_z) at (x, y) (m, world) of the terrain ``kind`` (``TerrainData``): the plane, the ramp's
-    or the steps' profile, the bicubic spline, a Python terrain called back, or HeightGrid's bilinear cell
-    (clamped outside).  The normal is (−∂h/∂x, −∂h/∂y, 1)/‖·‖ of the same surface."""
+    """(h, n_x, n_y, n_z) at (x, y) (m, world) of the terrain ``kind`` (``TerrainData``): the plane, HeightGrid's
+    bilinear cell (clamped outside), the ramp's or the steps' profile, the bicubic spline, the box, the max of
+    a composite, or a Python terrain called back.  The normal is (−∂h/∂x, −∂h/∂y, 1)/‖·‖ of the same surface.
+    (Composites and Python terrains are calls, not inlined: they do not grow the kernels that inline this.)"""
+    if kind == TERRAIN_COMPOSITE:
+        return _composite(params, grid, x, y)
+    if kind == TERRAIN_PYTHON:
+        return _python_terrain(int(params[0]), x, y)
+    return _primitive(kind, params, grid, x, y)
+
+
+@njit
+def _composite(p: NDArray, grid: NDArray, x: float, y: float) -> tuple:
+    """Composite: the pointwise maximum of its members' heights, and the normal of the first member attaining it.
+    params = (n, then per member: kind, len, its params); ``grid``: its gridded member's."""
+    off = 1
+    h, nx, ny, nz = -math.inf, 0.0, 0.0, 1.0
+    for k in range(int(p[0])):
+        kind, n = int(p[off]), int(p[off + 1])
+        hk, ax, ay, az = _primitive(kind, p[off + 2:off + 2 + n], grid, x, y)
+        if k == 0 or hk > h:
+            h, nx, ny, nz = hk, ax, ay, az
+        off += 2 + n
+    return h, nx, ny, nz
+
+
+@njit(inline="always")
+def _primitive(kind: int, params: NDArray, grid: NDArray, x: float, y: float) -> tuple:
+    """:func:`height_normal` of one surface (not a composite, not a Python terrain)."""
     if kind == TERRAIN_PLANE:
         nx, ny, nz = params[0], params[1], params[2]
         return (params[3] - nx * x - ny * y) / nz, nx, ny, nz
@@ -143,8 +221,10 @@ def height_normal(kind: int, params: NDArray, grid: NDArray, x: float, y: float)
         return k * params[2], 0.0, 0.0, 1.0
     if kind == TERRAIN_BICUBIC:
         return _bicubic(params, grid, x, y)
-    if kind == TERRAIN_PYTHON:
-        return _python_terrain(int(params[0]), x, y)
+    if kind == TERRAIN_BOX:  # Box: height on the (closed) rotated footprint, base elsewhere; normals up
+        dx, dy = x - params[0], y - params[1]
+        u, v = params[2] * dx + params[3] * dy, -params[3] * dx + params[2] * dy
+        return (params[6] if abs(u) <= params[4] and abs(v) <= params[5] else params[7]), 0.0, 0.0, 1.0
     ny_, nx_ = grid.shape[0], grid.shape[1]
     fx = (x - params[0]) / params[2]  # divided, not multiplied by 1/dx: a product can round a node's 3.0 to
     fy = (y - params[1]) / params[3]  # 2.9999999999999996, another cell and another normal on its edge
@@ -188,7 +268,7 @@ def _python_terrain(slot: int, x: float, y: float) -> tuple:
     return h, nx, ny, nz
 
 
-@njit(inline="always")
+@njit  # a call, not inlined (compile time of the kernels that inline height_normal)
 def _bicubic(p: NDArray, coef: NDArray, x: float, y: float) -> tuple:
     """SmoothGrid: the tensor-product cubic B-spline h = Σ_a Σ_b B_a(y) B_b(x) c[a, b] (knots and coefficients
     as scipy's ``RectBivariateSpline`` builds them, ``TERRAIN_BICUBIC`` params) and its gradient, at (x, y)

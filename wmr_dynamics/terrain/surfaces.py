@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from wmr_dynamics.compiled.terrain import exact_terrain_data, height_normal_points
+from wmr_dynamics.compiled.terrain import exact_terrain_data, has_exact_form, height_normal_points
 from wmr_dynamics.errors import TerrainError
 
 Bounds = tuple[float, float, float, float]
@@ -341,7 +341,7 @@ class Steps(_Profile):
         return self._bounds_along(self.x_start, self.x_start + self.n_steps * self.step_length)
 
 
-class Box(Terrain):
+class Box(_Compiled, Terrain):
     """A rectangular block: height ``height`` (m) on its footprint, ``base`` (m, default 0) elsewhere.
 
     The footprint is centred at ``center`` (m, world x-y), of side lengths ``size`` = (lx, ly) (m) along
@@ -357,18 +357,7 @@ class Box(Terrain):
             raise TerrainError(f"Box size must be positive, got {self.size.tolist()}")
         self.box_height, self.yaw = _num("Box height", height), _num("Box yaw", yaw)
         self.base = -math.inf if base == -math.inf else _num("Box base (or -inf)", base)
-        self._c, self._s = math.cos(self.yaw), math.sin(self.yaw)
 
-    def height(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
-        x, y = _xy(x, y)
-        dx, dy = x - self.center[0], y - self.center[1]
-        u, v = self._c * dx + self._s * dy, -self._s * dx + self._c * dy
-        inside = (np.abs(u) <= 0.5 * self.size[0]) & (np.abs(v) <= 0.5 * self.size[1])
-        return np.where(inside, self.box_height, self.base)
-
-    def normal(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
-        x, _ = _xy(x, y)
-        return np.broadcast_to(np.array([0.0, 0.0, 1.0]), x.shape + (3,)).copy()
 
     @property
     def bounds(self) -> Bounds:
@@ -380,7 +369,9 @@ class Composite(Terrain):
     """The pointwise maximum of several surfaces; the normal is that of the surface attaining the max.
 
     On ties the first surface in ``surfaces`` wins.  `bounds` is the union of the members' bounds
-    (None if no member is bounded).
+    (None if no member is bounded).  A composite of built-in surfaces with at most one HeightGrid or SmoothGrid
+    is evaluated by the compiled kernel; one with a user's Terrain among its members combines the members'
+    own answers.
     """
 
     def __init__(self, surfaces: list[Terrain] | tuple[Terrain, ...]) -> None:
@@ -389,6 +380,8 @@ class Composite(Terrain):
             raise TerrainError(f"Composite needs a non-empty sequence of Terrain objects, got {surfaces!r}")
 
     def height_normal(self, x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        if has_exact_form(self):
+            return _compiled_query(self, x, y)
         x, y = _xy(x, y)
         hn = [s.height_normal(x, y) for s in self.surfaces]          # loop over surfaces, not points
         hs = np.stack([np.broadcast_to(h, x.shape) for h, _ in hn])
@@ -397,6 +390,8 @@ class Composite(Terrain):
         return np.take_along_axis(hs, k, 0)[0], np.take_along_axis(ns, k[..., None], 0)[0]
 
     def height(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        if has_exact_form(self):
+            return _compiled_query(self, x, y)[0]
         x, y = _xy(x, y)
         return np.max(np.stack([np.broadcast_to(s.height(x, y), x.shape) for s in self.surfaces]), axis=0)
 
