@@ -184,12 +184,30 @@ def height_normal(kind: int, params: NDArray, grid: NDArray, x: float, y: float)
     """(h, n_x, n_y, n_z) at (x, y) (m, world) of the terrain ``kind`` (``TerrainData``): the plane, HeightGrid's
     bilinear cell (clamped outside), the ramp's or the steps' profile, the bicubic spline, the box, the max of
     a composite, or a Python terrain called back.  The normal is (−∂h/∂x, −∂h/∂y, 1)/‖·‖ of the same surface.
-    (Composites and Python terrains are calls, not inlined: they do not grow the kernels that inline this.)"""
+
+    The kinds a step runs on are inlined; the others are one call (:func:`_other`), so that the kernels which
+    inline this function several times (the contact search) compile as fast as before they existed."""
+    if kind == TERRAIN_GRID:
+        return _grid(params, grid, x, y)
+    if kind == TERRAIN_PLANE:
+        return _plane(params, x, y)
+    if kind == TERRAIN_RAMP:
+        return _ramp(params, x, y)
+    if kind == TERRAIN_STEPS:
+        return _steps(params, x, y)
+    return _other(kind, params, grid, x, y)
+
+
+@njit
+def _other(kind: int, params: NDArray, grid: NDArray, x: float, y: float) -> tuple:
+    """:func:`height_normal` of a composite, a Python terrain, a bicubic spline or a box."""
     if kind == TERRAIN_COMPOSITE:
         return _composite(params, grid, x, y)
     if kind == TERRAIN_PYTHON:
         return _python_terrain(int(params[0]), x, y)
-    return _primitive(kind, params, grid, x, y)
+    if kind == TERRAIN_BICUBIC:
+        return _bicubic(params, grid, x, y)
+    return _box(params, x, y)
 
 
 @njit
@@ -200,7 +218,19 @@ def _composite(p: NDArray, grid: NDArray, x: float, y: float) -> tuple:
     h, nx, ny, nz = -math.inf, 0.0, 0.0, 1.0
     for k in range(int(p[0])):
         kind, n = int(p[off]), int(p[off + 1])
-        hk, ax, ay, az = _primitive(kind, p[off + 2:off + 2 + n], grid, x, y)
+        q = p[off + 2:off + 2 + n]
+        if kind == TERRAIN_GRID:
+            hk, ax, ay, az = _grid(q, grid, x, y)
+        elif kind == TERRAIN_PLANE:
+            hk, ax, ay, az = _plane(q, x, y)
+        elif kind == TERRAIN_RAMP:
+            hk, ax, ay, az = _ramp(q, x, y)
+        elif kind == TERRAIN_STEPS:
+            hk, ax, ay, az = _steps(q, x, y)
+        elif kind == TERRAIN_BICUBIC:
+            hk, ax, ay, az = _bicubic(q, grid, x, y)
+        else:
+            hk, ax, ay, az = _box(q, x, y)
         if k == 0 or hk > h:
             h, nx, ny, nz = hk, ax, ay, az
         off += 2 + n
@@ -208,23 +238,32 @@ def _composite(p: NDArray, grid: NDArray, x: float, y: float) -> tuple:
 
 
 @njit(inline="always")
-def _primitive(kind: int, params: NDArray, grid: NDArray, x: float, y: float) -> tuple:
-    """:func:`height_normal` of one surface (not a composite, not a Python terrain)."""
-    if kind == TERRAIN_PLANE:
-        nx, ny, nz = params[0], params[1], params[2]
-        return (params[3] - nx * x - ny * y) / nz, nx, ny, nz
-    if kind == TERRAIN_RAMP:
-        return _ramp(params, x, y)
-    if kind == TERRAIN_STEPS:  # Steps: h = k · step_height on step k, vertical risers, normals up
-        s = (x - params[6]) * params[4] + (y - params[7]) * params[5]
-        k = min(max(math.floor((s - params[0]) / params[1]) + 1.0, 0.0), params[3])
-        return k * params[2], 0.0, 0.0, 1.0
-    if kind == TERRAIN_BICUBIC:
-        return _bicubic(params, grid, x, y)
-    if kind == TERRAIN_BOX:  # Box: height on the (closed) rotated footprint, base elsewhere; normals up
-        dx, dy = x - params[0], y - params[1]
-        u, v = params[2] * dx + params[3] * dy, -params[3] * dx + params[2] * dy
-        return (params[6] if abs(u) <= params[4] and abs(v) <= params[5] else params[7]), 0.0, 0.0, 1.0
+def _plane(p: NDArray, x: float, y: float) -> tuple:
+    """Plane n·r = d: h = (d − n_x x − n_y y) / n_z, the normal n."""
+    nx, ny, nz = p[0], p[1], p[2]
+    return (p[3] - nx * x - ny * y) / nz, nx, ny, nz
+
+
+@njit(inline="always")
+def _steps(p: NDArray, x: float, y: float) -> tuple:
+    """Steps: h = k · step_height on step k (clamped to 0 … n_steps) along s, vertical risers, normals up."""
+    s = (x - p[6]) * p[4] + (y - p[7]) * p[5]
+    k = min(max(math.floor((s - p[0]) / p[1]) + 1.0, 0.0), p[3])
+    return k * p[2], 0.0, 0.0, 1.0
+
+
+@njit(inline="always")
+def _box(p: NDArray, x: float, y: float) -> tuple:
+    """Box: its height on the (closed) rotated footprint, the base elsewhere; normals up."""
+    dx, dy = x - p[0], y - p[1]
+    u, v = p[2] * dx + p[3] * dy, -p[3] * dx + p[2] * dy
+    return (p[6] if abs(u) <= p[4] and abs(v) <= p[5] else p[7]), 0.0, 0.0, 1.0
+
+
+@njit(inline="always")
+def _grid(params: NDArray, grid: NDArray, x: float, y: float) -> tuple:
+    """HeightGrid: the bilinear cell containing (x, y), clamped to the grid outside it with no slope across the
+    edge; on a cell edge the gradient of the cell on the +x / +y side."""
     ny_, nx_ = grid.shape[0], grid.shape[1]
     fx = (x - params[0]) / params[2]  # divided, not multiplied by 1/dx: a product can round a node's 3.0 to
     fy = (y - params[1]) / params[3]  # 2.9999999999999996, another cell and another normal on its edge
@@ -268,7 +307,7 @@ def _python_terrain(slot: int, x: float, y: float) -> tuple:
     return h, nx, ny, nz
 
 
-@njit  # a call, not inlined (compile time of the kernels that inline height_normal)
+@njit(inline="always")
 def _bicubic(p: NDArray, coef: NDArray, x: float, y: float) -> tuple:
     """SmoothGrid: the tensor-product cubic B-spline h = Σ_a Σ_b B_a(y) B_b(x) c[a, b] (knots and coefficients
     as scipy's ``RectBivariateSpline`` builds them, ``TERRAIN_BICUBIC`` params) and its gradient, at (x, y)
