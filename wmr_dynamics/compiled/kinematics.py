@@ -132,6 +132,16 @@ def _evaluate(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray
             rate += ws.A[3 * w + 2, j] * ws.qvel[j]
         ws.dz_pred[w] = ws.dz[w] + rate / sigma
     _update_contact_set(ws.dz, ws.dz_pred, ws.in_contact, ws.row_weight)  # rows only for wheels in contact
+    _weighted_rows(md, ws, q, sigma, nw, n)
+    return 0
+
+
+@njit(inline="always")
+def _weighted_rows(md: ModelData, ws: KinematicWorkspace, q: NDArray, sigma: float, nw: int, n: int) -> None:
+    """The wheel rows of ws.A (A_wheel, eq. 2.24) weighted by ws.row_weight (rows only for wheels in contact,
+    §2.2.2; :mod:`~wmr_dynamics.kinematics.contact_set`), their v (eq. 2.35: no slip, the normal row closing
+    ``normal_target`` of Δz within 1/σ; slip rows 0 — enhanced kinematics sets them later, eq. 2.52), and the
+    joint rows [A_joint, −σ c] (eqs. 2.25–2.26, 2.36)."""
     for w in range(nw):
         for c in range(3):
             wt = ws.row_weight[w, 1 if c == 2 else 0]
@@ -149,7 +159,6 @@ def _evaluate(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray
             if j >= 6:
                 c += md.A_joint[k, j] * q[j + 1]
         ws.v[r] = -sigma * c  # eq. 2.36
-    return 0
 
 
 @njit(inline="always")
@@ -271,13 +280,22 @@ def _active_set(md: ModelData, ws: KinematicWorkspace, q: NDArray, sigma: float,
 
 
 @njit(_nrt=False)
-def velocity_solve(md: ModelData, ws: KinematicWorkspace, q: NDArray, sigma: float, nr: int, rounds: int) -> bool:
-    """Eqs. 2.37–2.38 on the (weighted) system ws.A[:nr] q̇' = ws.v[:nr] at state q with q̇'[ws.known] =
-    ws.value (the Python DAE API, ``kinematics.dae.solve_velocity``): the result in ws.qvel.  ``rounds`` < 0:
-    one least-squares solve; else the joint limits as hard stops, at most ``rounds`` active-set rounds
-    (:func:`_active_set`; the known set and values are updated).  False if the solve failed (all-zero or
-    non-finite system)."""
+def velocity_solve(md: ModelData, ws: KinematicWorkspace, q: NDArray, sigma: float, slip: NDArray,
+                   rounds: int) -> bool:
+    """The velocity solve of the Python DAE API (``kinematics.dae.solve_velocity``) at state q: the caller has put
+    A_wheel (unweighted) in the wheel rows of ws.A, Δz, the contact set and its row weights in ws.dz,
+    ws.in_contact, ws.row_weight, and the known set in ws.known / ws.value; ``slip`` (nw, 2) are prescribed
+    contact slip velocities (m/s; eq. 2.52).  The system is assembled (:func:`_weighted_rows`) and solved
+    (eqs. 2.37–2.38) into ws.qvel: ``rounds`` < 0 one least-squares solve; else the joint limits as hard
+    stops, at most ``rounds`` active-set rounds (:func:`_active_set`; the known set and values are updated).
+    False if the solve failed (all-zero or non-finite system)."""
     n = md.parent.shape[0] + 5
+    nw = md.wheel_frame.shape[0]
+    _weighted_rows(md, ws, q, sigma, nw, n)
+    for w in range(nw):
+        ws.v[3 * w] = slip[w, 0] * ws.row_weight[w, 0]
+        ws.v[3 * w + 1] = slip[w, 1] * ws.row_weight[w, 0]
+    nr = 3 * nw + md.A_joint.shape[0]
     if rounds < 0:
         return _solve(ws, n, nr)
     return _active_set(md, ws, q, sigma, n, nr, rounds)

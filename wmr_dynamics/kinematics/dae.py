@@ -26,7 +26,7 @@ from wmr_dynamics import spatial
 from wmr_dynamics.collision import Contacts, wheel_contacts
 from wmr_dynamics.compiled.collision import _model_data
 from wmr_dynamics.errors import ModelError
-from wmr_dynamics.kinematics.contact_set import normal_target, update_contact_set
+from wmr_dynamics.kinematics.contact_set import update_contact_set
 from wmr_dynamics.kinematics.fk import check_state, forward_kinematics
 from wmr_dynamics.kinematics.jacobians import joint_constraint_residual, wheel_jacobians
 from wmr_dynamics.model import WmrModel
@@ -127,8 +127,9 @@ def solve_velocity(model: WmrModel, ks: KinematicState, known: ArrayLike, known_
 
 def _solve(model: WmrModel, ks: KinematicState, known: ArrayLike, known_values: ArrayLike, sigma: float,
            slip_xy: NDArray | None, contact: ContactRows | None, rounds: int) -> VelocitySolution:
-    """The weighted system of eqs. 2.34–2.36 at ``ks`` solved by the compiled engine's eqs. 2.37–2.38
-    (``rounds`` ≥ 0: with the joint limits as hard stops)."""
+    """The weighted system of eqs. 2.34–2.36 at ``ks`` assembled and solved (eqs. 2.37–2.38) by the compiled
+    engine's :func:`~wmr_dynamics.compiled.kinematics.velocity_solve` (``rounds`` ≥ 0: with the joint limits as
+    hard stops)."""
     from wmr_dynamics.compiled.kinematics import kinematic_workspace, velocity_solve
 
     known = np.asarray(known, dtype=np.int64).reshape(-1)
@@ -139,26 +140,19 @@ def _solve(model: WmrModel, ks: KinematicState, known: ArrayLike, known_values: 
         raise ModelError(f"known joint-space velocities contain NaN or inf: {known_values.tolist()}")
     if known.size and (known.min() < 0 or known.max() >= model.num_dof):
         raise ModelError(f"known: joint-space indices must be in 0..{model.num_dof - 1}, got {known.tolist()}")
-    nw, nr = model.num_wheels, ks.A.shape[0]
+    nw = model.num_wheels
     contact = contact_rows(ks) if contact is None else contact
     md = _model_data(model)
     ws = kinematic_workspace(md)
-    v = np.zeros(nr)
-    # eq. 2.35 (a lifted wheel aims at most LIFTED_REACH_M down: contact_set) and eq. 2.36
-    v[2:3 * nw:3] = [-sigma * normal_target(dz, c) for dz, c in zip(ks.contacts.dz, contact.in_contact, strict=True)]
-    if slip_xy is not None:
-        v[0:3 * nw:3] = slip_xy[:, 0]
-        v[1:3 * nw:3] = slip_xy[:, 1]
-    v[3 * nw:] = -sigma * ks.c_joint
-    wt = np.ones(nr)
-    wt[0:3 * nw:3] = wt[1:3 * nw:3] = contact.weight[:, 0]  # rows only for wheels in contact (§2.2.2)
-    wt[2:3 * nw:3] = contact.weight[:, 1]
-    ws.A[:] = ks.A * wt[:, None]
-    ws.v[:] = v * wt
+    ws.A[:3 * nw] = ks.A_wheel  # the kernel weights the rows and builds v (eqs. 2.35-2.36)
+    ws.dz[:] = ks.contacts.dz
+    ws.in_contact[:] = contact.in_contact
+    ws.row_weight[:] = contact.weight
     ws.known[:] = False
     ws.known[known] = True
     ws.value[known] = known_values
-    if not velocity_solve(md, ws, np.ascontiguousarray(ks.q, dtype=float), float(sigma), nr, int(rounds)):
+    slip = np.zeros((nw, 2)) if slip_xy is None else np.ascontiguousarray(slip_xy, dtype=float).reshape(nw, 2)
+    if not velocity_solve(md, ws, np.ascontiguousarray(ks.q, dtype=float), float(sigma), slip, int(rounds)):
         raise ModelError(f"kinematic velocity solve of '{model.name}' failed: the constraint system is all zero "
                          "or not finite")
     qvel = ws.qvel.copy()
