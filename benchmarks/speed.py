@@ -693,7 +693,7 @@ def _close_the_gap(p: dict, cells: dict) -> list[str]:
         f"Outside the step: forward kinematics and the controller for the command, "
         f"{us['fk'] + us['controller']:.2f} µs, and the rollout's recording.",
         f"- **Collision** costs {v['collision'] / p['nw']:.2f} µs per wheel against the C++'s 0.35 µs (root "
-        "finding). Our default search is the Python path's sampled one (36 coarse angles on the whole circle, "
+        "finding). Our default search is the sampled one (36 coarse angles on the whole circle, "
         "4 refinement rounds, a parabola: ≈ 58 terrain queries per wheel); a search started at the previous "
         "step's contact angle (it moves little in one step) with a few bracketing/Newton steps on Δz(δ), as the "
         f"C++ does, would bring it near the C++'s {0.35 * p['nw']:.1f} µs for the {p['nw']} wheels.",

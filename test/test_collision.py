@@ -8,7 +8,8 @@ from scipy.spatial.transform import Rotation
 
 from wmr_dynamics import Frame, Wheel, WmrModel, forward_kinematics, load_model
 from wmr_dynamics.collision import drop_onto_terrain, wheel_contacts
-from wmr_dynamics.terrain import Plane, Ramp, Steps
+from wmr_dynamics.errors import TerrainError
+from wmr_dynamics.terrain import Box, Composite, Plane, Ramp, Steps, Terrain
 
 DATA = Path(__file__).parent / "data"
 
@@ -92,6 +93,58 @@ def test_step_edge_in_front_of_the_wheel():
     assert c.dz[0] == pytest.approx(zc - R * np.cos(delta_edge) - H, abs=5e-4)
     assert c.angle[0] == pytest.approx(delta_edge, abs=2e-3)
     assert c.points[0, 0] == pytest.approx(0.0, abs=2e-3)
+
+
+@pytest.mark.parametrize("terrain", [Box(center=(2.5, 0.0), size=(5.0, 4.0), height=0.15),
+                                     Composite([Plane(), Box(center=(2.5, 0.0), size=(5.0, 4.0), height=0.15)])],
+                         ids=["box", "composite"])
+def test_box_edge_in_front_of_the_wheel_is_exact(terrain):
+    """Terrains without a compiled kind are queried exactly (called back), not rasterized: the rim point above
+    a box's vertical edge, as for Steps."""
+    R, d, H, zc = 0.3, 0.2, 0.15, 0.31
+    c, _ = contacts_at(one_wheel(R), terrain, xyz=(-d, 0.0, zc), rpy=(0, 0, 0))
+    delta_edge = -np.arcsin(d / R)
+    assert c.dz[0] == pytest.approx(zc - R * np.cos(delta_edge) - H, abs=5e-4)
+    assert c.angle[0] == pytest.approx(delta_edge, abs=2e-3)
+    assert c.points[0, 0] == pytest.approx(0.0, abs=2e-3)
+
+
+class _TiltedPlane(Terrain):
+    """A user terrain written in Python: z = a x + b y + c (queried by the contact search through callbacks)."""
+
+    def __init__(self, a, b, c, nan_beyond=np.inf, bad_shape=False):
+        self.a, self.b, self.c, self.nan_beyond, self.bad_shape = a, b, c, nan_beyond, bad_shape
+
+    def height(self, x, y):
+        x, y = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float))
+        return np.where(x > self.nan_beyond, np.nan, self.a * x + self.b * y + self.c)
+
+    def normal(self, x, y):
+        x, _ = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float))
+        n = np.array([-self.a, -self.b, 1.0]) / np.sqrt(1 + self.a**2 + self.b**2)
+        return np.zeros(2) if self.bad_shape else np.broadcast_to(n, x.shape + (3,)).copy()
+
+
+@pytest.mark.parametrize("shape, tube", [("cylinder", 0.0), ("torus", 0.08)])
+def test_a_python_terrain_gives_the_closed_form_contact(shape, tube):
+    ground = _TiltedPlane(0.2, -0.1, 0.05)
+    n = np.array([-0.2, 0.1, 1.0]) / np.sqrt(1.05)
+    c, T_w = contacts_at(one_wheel(0.3, shape, tube), ground, xyz=(1.0, 0.5, 0.3), rpy=(0.1, -0.2, 0.3), spin=0.5)
+    dz, delta, point = closed_form_plane(T_w, n, np.array([0.0, 0.0, 0.05]), 0.3, tube)
+    assert c.dz[0] == pytest.approx(dz, abs=1e-9)
+    assert np.cos(c.angle[0] - (delta + 0.5)) == pytest.approx(1.0, abs=1e-8)
+    np.testing.assert_allclose(c.points[0], point, atol=1e-4)
+    np.testing.assert_allclose(c.normals[0], n, atol=1e-12)
+
+
+def test_a_python_terrain_that_answers_nan_or_the_wrong_shape_is_named():
+    model = load_model(DATA / "skid4.urdf")
+    T = forward_kinematics(model, model.state(xyz=(0.0, 0.0, 0.3)))
+    front = int(np.argmax(T[model.wheel_frame, 0, 3]))  # NaN ahead of the rear wheels only
+    with pytest.raises(TerrainError, match=model.wheel_names[front]):
+        wheel_contacts(model, T, _TiltedPlane(0.0, 0.0, 0.0, nan_beyond=T[model.wheel_frame, 0, 3].min() + 0.35))
+    with pytest.raises(TerrainError, match="_TiltedPlane.height_normal.*sizes 1 and 2"):
+        wheel_contacts(model, T, _TiltedPlane(0.0, 0.0, 0.0, bad_shape=True))
 
 
 def test_wheel_lifted_off_has_positive_dz():

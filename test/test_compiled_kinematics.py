@@ -7,15 +7,13 @@ import numpy as np
 import pytest
 
 import wmr_dynamics as wmr
-from wmr_dynamics.collision import wheel_contacts
-from wmr_dynamics.compiled.collision import wheel_contacts_kernel
 from wmr_dynamics.compiled.data import model_data
 from wmr_dynamics.compiled.terrain import compile_terrain, height_normal
 from wmr_dynamics.errors import ModelError
 from wmr_dynamics.kinematics import forward_kinematics
 from wmr_dynamics.scenarios import zoe_rough as zoe
 from wmr_dynamics.simulate import Simulator
-from wmr_dynamics.terrain import Box, HeightGrid, Plane, Ramp, Steps, gaussian_rough_terrain
+from wmr_dynamics.terrain import Box, HeightGrid, Plane, gaussian_rough_terrain
 
 
 def both(model, terrain, duration, command, **kw):
@@ -67,48 +65,6 @@ def test_joint_limits_are_hard_stops():
     # ... and held: a rate that would pass the stop within the step (σ = 1/Δt) is set to σ·(limit − θ), which
     # lands the joint exactly on it (Euler on a joint coordinate is exact)
     assert np.all(np.abs(theta) <= 0.35 + 1e-9)
-
-
-def test_terrain_queries_and_contacts_match_python():
-    terrain = zoe.load_terrain(1)
-    td = compile_terrain(terrain)
-    rng = np.random.default_rng(0)
-    xs = np.r_[rng.uniform(-8, 16, 200), terrain.x_min, terrain.x_min + 3 * terrain.dx]  # outside + on edges
-    ys = np.r_[rng.uniform(-7, 7, 200), terrain.y_min, terrain.y_min + 5 * terrain.dy]
-    h, n = terrain.height_normal(xs, ys)
-    got = np.array([height_normal(td.kind, td.params, td.grid, x, y) for x, y in zip(xs, ys, strict=True)])
-    np.testing.assert_allclose(got[:, 0], h, atol=1e-12)
-    np.testing.assert_allclose(got[:, 1:], n, atol=1e-12)
-    plane = Plane(normal=(0.1, -0.2, 1.0), point=(1.0, 2.0, 0.3))
-    tp = compile_terrain(plane)
-    np.testing.assert_allclose(height_normal(tp.kind, tp.params, tp.grid, 0.4, -1.0)[0], plane.height(0.4, -1.0),
-                               atol=1e-12)
-    for name in ("pvc_tricycle", "rocky7"):  # torus and cylinder wheels
-        model = wmr.load_model(name)
-        md = model_data(model)
-        nw = model.num_wheels
-        for _ in range(3):
-            q = model.state(xyz=(rng.uniform(0, 4), rng.uniform(-2, 2), 0.3), rpy=rng.normal(0, 0.2, 3))
-            q[7:] = rng.normal(0, 0.1, model.num_joints)
-            T = forward_kinematics(model, q)
-            ref = wheel_contacts(model, T, terrain)
-            out = [np.zeros((nw, 3)), np.zeros((nw, 3, 3)), np.zeros(nw), np.zeros(nw), np.zeros(nw)]
-            assert wheel_contacts_kernel(md, td, T, 36, *out) == 0
-            for a, b in zip(out, (ref.points, ref.frames, ref.dz, ref.angle, ref.lateral), strict=True):
-                np.testing.assert_allclose(a, b, atol=1e-10)
-
-
-@pytest.mark.parametrize("terrain", [Ramp(x_start=1.0, height=0.5, slope_deg=15.0, yaw=0.3, origin=(0.5, -1.0)),
-                                     Ramp(x_start=0.0, height=0.4, slope_deg=25.0, down=False),
-                                     Steps(x_start=1.0, step_length=0.5, step_height=0.1, n_steps=3, yaw=-0.2)])
-def test_profile_terrains_are_exact(terrain):
-    td = compile_terrain(terrain)
-    rng = np.random.default_rng(1)
-    xs, ys = rng.uniform(-2, 9, 300), rng.uniform(-3, 3, 300)
-    h, n = terrain.height_normal(xs, ys)
-    got = np.array([height_normal(td.kind, td.params, td.grid, x, y) for x, y in zip(xs, ys, strict=True)])
-    np.testing.assert_allclose(got[:, 0], h, atol=1e-12)
-    np.testing.assert_allclose(got[:, 1:], n, atol=1e-12)
 
 
 def test_rasterized_box_matches_the_analytic_box_away_from_its_edges():

@@ -355,3 +355,42 @@ def test_navigation_kinematics_with_a_gyro_uses_the_measured_yaw_rate():
     assert gyro.qvel[3] == pytest.approx(1.0, abs=1e-9) and enc.qvel[3] == pytest.approx(1.0, abs=1e-9)
     with pytest.raises(ModelError, match="expected 6 actuated joint rates"):
         navigation_kinematics(model, ks, rates[:3], sigma=25.0)
+
+
+@pytest.mark.parametrize("lift", [0.0, 0.03])
+def test_solve_velocity_is_the_least_squares_solution_of_the_weighted_system(lift):
+    """Oracle: the normal equations of eq. 2.38.  With the known part of q̇' held at its values, the residual
+    r = W (A q̇' − v) of the least-squares solve is orthogonal to every unknown column of W A (W: the contact
+    set's row weights); with a wheel lifted (``lift`` m) its rows are weighted down and it still holds."""
+    from wmr_dynamics.kinematics.dae import contact_rows
+
+    model = load_model("rocky7")
+    grid = load_wmrde_grid(TERRAINS / "rocky_rough_0.txt")
+    q = initialize_contact(model, model.state(xyz=(1.0, 0.5, 1.0), rpy=(0.0, 0.0, 0.3)), grid)
+    q[6] += lift
+    q[4] += 0.02  # off the initialized pose: the contact rows are not all consistent
+    ks = evaluate(model, q, grid)
+    known = actuated_indices(model)
+    values = np.random.default_rng(4).uniform(-1.0, 1.0, known.size)
+    contact = contact_rows(ks)
+    assert lift == 0.0 or not contact.in_contact.all()
+    for sol in (solve_velocity(model, ks, known, values, 25.0, contact=contact),
+                solve_velocity_limited(model, ks, known, values, 25.0, max_rounds=0, contact=contact)):
+        nw = model.num_wheels
+        wt = np.ones(ks.A.shape[0])
+        wt[0:3 * nw:3] = wt[1:3 * nw:3] = contact.weight[:, 0]
+        wt[2:3 * nw:3] = contact.weight[:, 1]
+        unknown = np.setdiff1d(np.arange(model.num_dof), known)
+        np.testing.assert_array_equal(sol.qvel[known], values)
+        assert np.abs(sol.residual).max() > 1e-3  # an inconsistent system: the orthogonality is not trivial
+        np.testing.assert_allclose((ks.A * wt[:, None])[:, unknown].T @ sol.residual, 0.0, atol=1e-9)
+        np.testing.assert_allclose(sol.v_contact, (ks.A_wheel @ sol.qvel).reshape(nw, 3), atol=1e-12)
+
+
+def test_solve_velocity_names_bad_known_sets():
+    model = load_model("rocky7")
+    ks = evaluate(model, model.state(xyz=(0.0, 0.0, 0.3)), Plane())
+    with pytest.raises(ModelError, match="known: joint-space indices"):
+        solve_velocity(model, ks, [model.num_dof], [0.0], 25.0)
+    with pytest.raises(ModelError, match="max_rounds"):
+        solve_velocity_limited(model, ks, [3], [0.1], 25.0, max_rounds=-1)

@@ -8,6 +8,7 @@ from pathlib import Path
 import matplotlib.image as mpimg
 import numpy as np
 import pytest
+from scipy.interpolate import RectBivariateSpline
 from shared_paths import TERRAINS
 
 from wmr_dynamics.errors import TerrainError
@@ -17,6 +18,7 @@ from wmr_dynamics.terrain import (
     HeightGrid,
     Plane,
     Ramp,
+    SmoothGrid,
     Steps,
     Terrain,
     gaussian_rough_terrain,
@@ -116,6 +118,50 @@ def test_height_grid_clamps_outside():
     assert np.all(g.normal(x, yy)[:, 0] == 0.0)
 
 
+# ------------------------------------------------------------------------------------------- smooth grid
+def _smooth_grid(seed: int = 6) -> tuple[SmoothGrid, RectBivariateSpline, np.ndarray, np.ndarray]:
+    g = gaussian_rough_terrain(rms=0.05, corr_len=0.3, bounds=(-1.0, 2.0, -0.8, 0.7), seed=seed)
+    xs, ys = g.x_min + g.dx * np.arange(g.nx), g.y_min + g.dy * np.arange(g.ny)
+    return SmoothGrid(g), RectBivariateSpline(ys, xs, np.asarray(g.heights), kx=3, ky=3, s=0), xs, ys
+
+
+def test_smooth_grid_is_scipys_bicubic_spline_with_its_exact_normal():
+    """Oracle: scipy's own evaluation (FITPACK) of the interpolating spline and of its partial derivatives."""
+    sg, spline, xs, ys = _smooth_grid()
+    rng = np.random.default_rng(11)
+    x = np.r_[rng.uniform(xs[0], xs[-1], 400), xs[::7], xs[-1], xs[0]]  # inside, on knots, on the border
+    y = np.r_[rng.uniform(ys[0], ys[-1], 400), ys[: xs[::7].size], ys[0], ys[-1]]
+    h, n = sg.height_normal(x, y)
+    np.testing.assert_allclose(h, spline.ev(y, x), rtol=0, atol=1e-12)
+    gx, gy = spline.ev(y, x, dy=1), spline.ev(y, x, dx=1)  # ∂h/∂x is the spline's 2nd coordinate
+    expect = np.stack([-gx, -gy, np.ones_like(gx)], axis=-1) / np.sqrt(1 + gx**2 + gy**2)[:, None]
+    np.testing.assert_allclose(n, expect, rtol=0, atol=1e-12)
+    # it interpolates the grid's nodes, and the normal is the gradient of the height (finite differences)
+    X, Y = np.meshgrid(xs, ys)
+    np.testing.assert_allclose(sg.height(X, Y), sg.grid.heights, rtol=0, atol=1e-12)
+    inner = (x > xs[0] + 1e-3) & (x < xs[-1] - 1e-3) & (y > ys[0] + 1e-3) & (y < ys[-1] - 1e-3)
+    np.testing.assert_allclose(n[inner], fd_normal(sg, x[inner], y[inner]), atol=1e-7)
+    assert sg.bounds == sg.grid.bounds
+
+
+def test_smooth_grid_clamps_outside_with_no_slope_across_the_edge():
+    sg, spline, xs, ys = _smooth_grid(2)
+    y = np.array([-0.5, 0.1, 0.6])
+    np.testing.assert_allclose(sg.height(-5.0, y), spline.ev(y, np.full(3, xs[0])), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(sg.height(0.3, 9.0), spline.ev(ys[-1], 0.3), rtol=0, atol=1e-12)
+    n = sg.normal(np.full(3, 7.0), y)
+    assert np.all(n[:, 0] == 0.0)  # clamped in x: no x slope; the y slope is the border's
+    gy = spline.ev(y, np.full(3, xs[-1]), dx=1)
+    np.testing.assert_allclose(n[:, 1], -gy / np.sqrt(1 + gy**2), rtol=0, atol=1e-12)
+
+
+def test_smooth_grid_needs_a_height_grid_of_four_by_four_nodes():
+    with pytest.raises(TerrainError, match="4 x 4"):
+        SmoothGrid(HeightGrid(0.0, 0.0, 1.0, 1.0, np.zeros((3, 5))))
+    with pytest.raises(TerrainError, match="SmoothGrid"):
+        SmoothGrid(Plane())  # type: ignore[arg-type]
+
+
 @needs_zoe
 def test_wmrde_zoe_file_header_nodes_and_normals():
     g = load_wmrde_grid(ZOE)
@@ -191,9 +237,51 @@ def test_composite_max_and_normal_of_winner():
         Composite([])
 
 
+
+class _Bump(Terrain):
+    """A user terrain (no compiled form): h = 0.2 exp(−x²), so a Composite with it combines Python answers."""
+
+    def height(self, x, y):
+        x, y = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float))
+        return 0.2 * np.exp(-x * x)
+
+    def normal(self, x, y):
+        x, y = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float))
+        g = -0.4 * x * np.exp(-x * x)
+        n = np.stack([-g, np.zeros_like(g), np.ones_like(g)], axis=-1)
+        return n / np.linalg.norm(n, axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_composite_of_a_grid_a_ramp_and_boxes_nested_or_not_is_the_max_with_ties_to_the_first(nested):
+    """Closed forms: a HeightGrid holding the plane h = 0.05 (x + 5) (bilinear interpolation is exact on it),
+    a Ramp from x = 2 at 20°, a box 0.4 m high on [−1, 1]²; a second, equal box later in the list never wins."""
+    grid = HeightGrid(-5.0, -5.0, 0.5, 0.5, 0.05 * (np.arange(21.0)[None, :] * 0.5) + np.zeros((21, 1)))
+    ramp = Ramp(x_start=2.0, height=1.0, slope_deg=20.0, down=False)
+    box, twin = Box((0.0, 0.0), (2.0, 2.0), 0.4), Box((0.0, 0.0), (2.0, 2.0), 0.4, base=-np.inf)
+    comp = Composite([grid, Composite([ramp, box]), twin] if nested else [grid, ramp, box, twin])
+    x = np.array([-4.0, 0.5, 2.5, 4.0, 4.5])
+    h, n = comp.height_normal(x, 0.2)
+    t = math.tan(math.radians(20.0))
+    expect = np.maximum.reduce([0.05 * (x + 5), np.clip((x - 2.0) * t, 0, 1.0), np.where(np.abs(x) <= 1, 0.4, 0.0)])
+    np.testing.assert_allclose(h, expect, atol=1e-12)
+    n_grid, n_ramp = np.array([-0.05, 0, 1]) / math.sqrt(1.0025), np.array([-t, 0, 1]) / math.sqrt(1 + t * t)
+    winner = [n_grid, [0, 0, 1], n_grid, n_ramp, n_ramp]  # at x = 2.5: 0.375 (grid) > 0.18 (ramp)
+    np.testing.assert_allclose(n, winner, atol=1e-12)
+
+
+def test_composite_with_a_user_terrain_combines_the_members_answers():
+    comp = Composite([Plane(point=(0, 0, 0.1)), _Bump()])
+    x = np.array([-2.0, -0.3, 0.0, 1.0])
+    np.testing.assert_allclose(comp.height(x, 1.0), np.maximum(0.1, 0.2 * np.exp(-x * x)), atol=1e-15)
+    np.testing.assert_allclose(comp.normal(x, 1.0), np.where((0.2 * np.exp(-x * x) > 0.1)[:, None],
+                                                             _Bump().normal(x, 1.0), [0.0, 0.0, 1.0]), atol=1e-15)
+
+
 ALL = [
     Plane(normal=(0.2, 0.1, 1.0), point=(0, 0, 1)),
     HeightGrid(0.0, 0.0, 0.5, 0.5, np.arange(20.0).reshape(4, 5) ** 0.5),
+    SmoothGrid(HeightGrid(-0.5, -0.5, 0.5, 0.4, np.arange(30.0).reshape(5, 6) ** 0.5)),
     Ramp(), Steps(0.0, 0.3, 0.05, 4, yaw=0.3), Box((0, 0), (1, 2), 0.2, 0.4),
     Composite([Plane(), Ramp(yaw=1.0)]),
 ]

@@ -3,8 +3,9 @@ arrays and a preallocated workspace, so that a whole rollout — or a batch of t
 
 Modules:
     data         ModelData / TerrainData: the immutable model and terrain as tuples of flat arrays.
-    terrain      compiled terrain queries (plane, bilinear height grid).
-    collision    compiled wheel–terrain contact search (same algorithm as ``wmr_dynamics.collision``).
+    terrain      the terrain queries of every surface (the Terrain classes' height/normal call them).
+    collision    the wheel–terrain contact search (``wmr_dynamics.collision.wheel_contacts`` calls it).
+    callbacks    Python contact models, actuators and terrains called back from the kernels.
     linalg       small dense linear algebra written out (Cholesky, triangular solves, pivoted QR).
     kinematics   compiled stabilized-DAE kinematic step (§2.2.5).
     dynamics     compiled force-balance dynamic step (§2.4).

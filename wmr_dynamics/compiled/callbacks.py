@@ -1,4 +1,4 @@
-"""User models written in Python, called from inside the compiled engine.
+"""User models and terrains written in Python, called from inside the compiled engine.
 
 A contact model or actuator that has no compiled kernel (a :class:`~wmr_dynamics.contact_models.ContactModel`
 or :class:`~wmr_dynamics.actuators.ActuatorModel` subclass written in Python) still runs on the one engine:
@@ -6,8 +6,12 @@ the kernels dispatch its kind (``CONTACT_PYTHON``, ``ACTUATOR_PYTHON``) to a num
 back into Python through this module.  Everything else in the step — collision, CRBA/RNEA, the force
 balance, integration — stays compiled; the call costs a few microseconds plus the model itself.
 
+A :class:`~wmr_dynamics.terrain.Terrain` subclass without a compiled kind (``TERRAIN_PYTHON``) is queried the same
+way, one point at a time, from the contact search (:func:`terrain_slot`).
+
 Models are held in a process-wide table by slot number (the kernels can only carry integers); a slot lives as
-long as the :class:`Callbacks` handle that registered it.
+long as the object that owns it (:func:`registered`).  Terrains are held weakly: a slot lives as long as its
+terrain.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import weakref
 import numpy as np
 from numpy.typing import NDArray
 
-from wmr_dynamics.errors import ModelError
+from wmr_dynamics.errors import ModelError, TerrainError
 
 _MODELS: dict[int, object] = {}
 _SLOTS = itertools.count(1)
@@ -42,6 +46,25 @@ def registered(model: object, owner: object) -> int:
     slot = register(model)
     weakref.finalize(owner, release, slot)
     return slot
+
+
+def terrain_slot(terrain: object) -> int:
+    """A slot for ``terrain`` (held weakly, released when the terrain is garbage-collected)."""
+    slot = register(weakref.ref(terrain))
+    weakref.finalize(terrain, release, slot)
+    return slot
+
+
+def terrain_height_normal(slot: int, x: float, y: float) -> tuple[float, float, float, float]:
+    """(h, n_x, n_y, n_z) of the Python terrain in ``slot`` at (x, y) (m, world); a non-finite answer is passed
+    on (the contact search reports it under the wheel's name)."""
+    terrain = _MODELS[slot]()
+    h, n = terrain.height_normal(np.array([x]), np.array([y]))
+    h, n = np.asarray(h, dtype=float).reshape(-1), np.asarray(n, dtype=float).reshape(-1)
+    if h.size != 1 or n.size != 3:
+        raise TerrainError(f"{type(terrain).__name__}.height_normal at one point must return one height and one "
+                           f"normal (3,), got sizes {h.size} and {n.size}")
+    return float(h[0]), float(n[0]), float(n[1]), float(n[2])
 
 
 def contact_forces(slot: int, v_c: NDArray, R_omega: NDArray, dz: NDArray, f: NDArray, df_dv: NDArray,

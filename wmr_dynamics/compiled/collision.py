@@ -1,16 +1,44 @@
-"""Compiled wheel–terrain contact search (thesis §2.2.1, eqs. 2.8–2.9) as a loop over wheels.
+"""Wheel–terrain collision detection: contact points, contact frames, Δz, contact angles (thesis §2.2.1) — the
+one implementation, a compiled loop over wheels (:func:`wheel_contacts_kernel`; the compiled steps and
+:func:`wmr_dynamics.collision.wheel_contacts` call it).
 
-``method=0`` (default) is the algorithm of :func:`wmr_dynamics.collision.wheel_contacts` — the same coarse
-samples of δ on the whole circle, ``N_REFINE`` rounds of five offsets around the best, the same final
-parabola — so both paths agree to rounding (≈ 1e-13 m).  It is written for speed, not as a transcription:
+For each wheel the contact point is the point of the wheel surface with the smallest (most negative)
+contact height error
+
+    Δz = (r_contact − r_terrain) · n̂                                               (thesis eq. 2.8)
+
+with r_terrain = [x, y, h(x, y)] and n̂ the terrain normal at the contact point's (x, y).  Δz > 0 is
+separation, Δz < 0 penetration.  Rim points are parameterized by the contact angle δ,
+
+    r = r_wheel − R (sin δ x̂_w + cos δ ẑ_w)                                       (thesis eq. 2.9)
+
+a counter-clockwise rotation about the wheel's y axis starting from its −z axis.  With r_terrain straight
+below the point only the z difference remains: Δz = (z − h) n_z.
+
+Wheel shapes:
+
+- ``cylinder``: the thesis's thin 3D circle of radius R in the wheel's x–z plane.
+- ``torus`` (Auchter et al.): a tread of crown radius ρ around a centre-line circle of radius R − ρ.  The
+  tread point nearest the ground is the centre-line point moved by ρ against the terrain normal, so the
+  contact point slides across the tread (along ŷ_w) as the wheel tilts relative to the ground; its Δz is the
+  centre line's minus ρ on a locally planar terrain.
+
+The contact frame (§2.2.1, Fig. 2.3) has its origin at the contact point, ẑ_c = n̂, x̂_c the longitudinal
+direction ŷ_w × n̂ (normalized; forward for a wheel rolling along its x axis; a wheel lying flat falls back
+to its x axis projected on the ground plane) and ŷ_c = ẑ_c × x̂_c.
+
+Search, ``method=0`` (default): δ is sampled on the whole circle (so a step's edge in front of the wheel is
+found), the best sample is refined by ``N_REFINE`` rounds of five offsets around it, each shrinking the
+bracket 4×, and a last parabola through the best and its neighbours is kept where it lowers Δz (smooth
+minima); on a plane this converges to the closed-form optimum.  It is written for speed:
 
 - one wheel at a time, its centre and scaled axes in local scalars; nothing is allocated;
 - no trigonometric call in the search: the sines and cosines of the sample angles and of the refinement
   offsets are constants (module tables for the default ``N_SAMPLES``), a candidate's (sin δ, cos δ) comes
   from its parent's by angle addition, and the parabola's small shift by its Taylor series;
 - the search evaluates Δz with products by 1/dx, 1/dy (``TerrainData`` grid params[4:6]); the chosen
-  point is evaluated once more with :func:`~wmr_dynamics.compiled.terrain.height_normal`, which divides as
-  ``HeightGrid`` does, so the reported Δz, point and normal are those of the Python path on cell edges too.
+  point is evaluated once more with :func:`~wmr_dynamics.compiled.terrain.height_normal`, which divides,
+  so the reported Δz, point and normal are those of ``HeightGrid.height_normal`` on cell edges too.
 
 ``method=1`` is the fast search documented at :func:`wheel_contacts_kernel`.
 
@@ -24,22 +52,56 @@ its arguments at all — 1.5 → 0.87 µs).
 from __future__ import annotations
 
 import math
+import weakref
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
-from wmr_dynamics.collision import N_REFINE, N_SAMPLES, Contacts
 from wmr_dynamics.compiled.data import TERRAIN_GRID, ModelData, TerrainData, model_data
 from wmr_dynamics.compiled.terrain import height_normal
 from wmr_dynamics.errors import ModelError, TerrainError
 from wmr_dynamics.model import WmrModel
 
+N_SAMPLES = 36  # coarse samples of δ on the circle (10°)
+N_REFINE = 4  # refinement rounds, each shrinking the δ bracket 4× (final spacing ≈ 0.04°)
 METHOD_SAMPLED, METHOD_FAST = 0, 1
 FAST_WINDOW = 5  # method 1: coarse samples within ±5 · 10° of the lowest rim point
 FAST_ROUNDS = 2  # method 1: sampled refinement rounds (10° → 2.5° → 0.625°) before the fixed-point iteration
 FAST_ITERATIONS = 6  # method 1: at most this many fixed-point / bisection steps
 FAST_TOLERANCE = 1e-5  # rad: method 1 stops when the next step is smaller
+
+
+@dataclass(frozen=True)
+class Contacts:
+    """Per-wheel contact data, all in world coordinates (index = wheel number, ``model.wheel_names``).
+
+    Attributes:
+        points: (nw, 3) contact points r_contact, m.
+        frames: (nw, 3, 3) contact-frame rotations R_c^w; columns x̂_c (longitudinal), ŷ_c (lateral),
+            ẑ_c (terrain normal).
+        dz: (nw,) contact height error Δz, m (eq. 2.8); < 0 is penetration.
+        angle: (nw,) contact angle δ, rad (eq. 2.9), measured in the hub frame (the wheel frame at zero
+            wheel rotation), so δ = 0 is straight below the axle.
+        lateral: (nw,) offset of the contact point along the wheel axis ŷ_w from the wheel centre, m
+            (nonzero only for torus wheels).
+    """
+
+    points: NDArray
+    frames: NDArray
+    dz: NDArray
+    angle: NDArray
+    lateral: NDArray
+
+    @property
+    def normals(self) -> NDArray:
+        """(nw, 3) terrain normals at the contact points."""
+        return self.frames[:, :, 2]
+
+    def in_contact(self, tolerance: float = 0.0) -> NDArray:
+        """(nw,) bool: Δz <= tolerance (m)."""
+        return self.dz <= tolerance
 
 
 def _trig_table(n_samples: int) -> tuple:
@@ -53,7 +115,7 @@ def _trig_table(n_samples: int) -> tuple:
 
 
 _D36 = np.linspace(-np.pi, np.pi, N_SAMPLES, endpoint=False)
-_SIN36, _COS36 = np.sin(_D36), np.cos(_D36)  # the Python path's coarse samples, bit for bit
+_SIN36, _COS36 = np.sin(_D36), np.cos(_D36)  # the coarse samples, as np.linspace places them
 _TRIG36 = _trig_table(N_SAMPLES)
 
 
@@ -120,8 +182,8 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
     frames (nw, 3, 3), dz (nw,) m, angle (nw,) rad (hub frame), lateral (nw,) m.  Returns 0, or 1 + the index
     of the first wheel whose terrain query was not finite (NaN state or terrain data).
 
-    ``method`` 0 (default): the Python path's sampled search — ``n_samples`` coarse samples of δ on the whole
-    circle, ``N_REFINE`` rounds of five offsets, a parabola (≈ 58 terrain queries per wheel).
+    ``method`` 0 (default): the sampled search of the module notes — ``n_samples`` coarse samples of δ on the
+    whole circle, ``N_REFINE`` rounds of five offsets, a parabola (≈ 58 terrain queries per wheel).
 
     ``method`` 1: a faster search for wheels rolling on terrain (≈ 20 queries; ``n_samples`` is ignored,
     the default 36 are used): only the 11 coarse samples within ±50° of the rim point lowest in world z,
@@ -301,13 +363,13 @@ def _frame(md: ModelData, T_world: NDArray, w: int, f: int, T: NDArray, tube: fl
 
 def compiled_wheel_contacts(model: WmrModel, T_world: NDArray, terrain_data: TerrainData,
                             n_samples: int = N_SAMPLES, method: int = METHOD_SAMPLED) -> Contacts:
-    """:func:`wmr_dynamics.collision.wheel_contacts` on the compiled kernel (for tests and one-off queries).
+    """:func:`wheel_contacts_kernel` for one state, into a new :class:`Contacts`.
 
     Args:
         model: the WMR model.  T_world: (num_frames, 4, 4) world transforms (forward kinematics).
-        terrain_data: from :func:`wmr_dynamics.compiled.terrain.compile_terrain`.
+        terrain_data: from :func:`wmr_dynamics.compiled.terrain.compile_terrain` or ``query_terrain_data``.
         n_samples: coarse samples of δ on the full circle (≥ 8).
-        method: ``METHOD_SAMPLED`` (0, the Python path's search) or ``METHOD_FAST`` (1); see
+        method: ``METHOD_SAMPLED`` (0, the sampled search) or ``METHOD_FAST`` (1); see
             :func:`wheel_contacts_kernel`.
     Raises:
         TerrainError: the terrain query under a wheel was not finite (NaN state or terrain data).
@@ -319,8 +381,19 @@ def compiled_wheel_contacts(model: WmrModel, T_world: NDArray, terrain_data: Ter
     nw = model.num_wheels
     points, frames = np.empty((nw, 3)), np.empty((nw, 3, 3))
     dz, angle, lateral = np.empty(nw), np.empty(nw), np.empty(nw)
-    bad = wheel_contacts_kernel(model_data(model), terrain_data, np.ascontiguousarray(T_world, dtype=float),
+    bad = wheel_contacts_kernel(_model_data(model), terrain_data, np.ascontiguousarray(T_world, dtype=float),
                                 int(n_samples), points, frames, dz, angle, lateral, int(method))
     if bad:
         raise TerrainError(f"terrain returned a non-finite height or normal under wheel {model.wheel_names[bad - 1]}")
     return Contacts(points=points, frames=frames, dz=dz, angle=angle, lateral=lateral)
+
+
+_MODEL_DATA: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _model_data(model: WmrModel) -> ModelData:
+    """model_data(model), made once per model (models are immutable)."""
+    md = _MODEL_DATA.get(model)
+    if md is None:
+        md = _MODEL_DATA[model] = model_data(model)
+    return md

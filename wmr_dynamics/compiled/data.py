@@ -18,6 +18,13 @@ TERRAIN_PLANE = 0  # params = (n_x, n_y, n_z, d): the plane n·r = d, n unit, n_
 TERRAIN_GRID = 1  # params = (x_min, y_min, dx, dy, 1/dx, 1/dy); grid = heights (ny, nx), bilinear (HeightGrid)
 TERRAIN_RAMP = 2  # params = (x_start, height, tan a, s_top, s_top_end, s_end, down, cos yaw, sin yaw, o_x, o_y)
 TERRAIN_STEPS = 3  # params = (x_start, step_length, step_height, n_steps, cos yaw, sin yaw, o_x, o_y)
+# params = (x_lo, x_hi, y_lo, y_hi, n_tx, n_ty, tx[n_tx], ty[n_ty]); grid = (n_ty − 4, n_tx − 4) coefficients of a
+# tensor-product cubic B-spline (SmoothGrid), clamped to [x_lo, x_hi] × [y_lo, y_hi]
+TERRAIN_BICUBIC = 4
+TERRAIN_PYTHON = 5  # params = (slot,): a Terrain written in Python, called back (compiled.callbacks)
+TERRAIN_BOX = 6  # params = (c_x, c_y, cos yaw, sin yaw, l_x / 2, l_y / 2, height, base)
+# params = (n, then per member: kind, len, its len params); grid = the one gridded member's (Composite)
+TERRAIN_COMPOSITE = 7
 
 
 class ModelData(NamedTuple):

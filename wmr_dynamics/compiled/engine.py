@@ -116,9 +116,9 @@ def dynamics_data(model: WmrModel, options, max_halvings: int = 3, owner: object
 def terrain_data(terrain, exact_only: bool = False) -> TerrainData:  # noqa: ANN001
     """The terrain for the kernels (``exact_only``: raise NotCompilable rather than rasterize)."""
     from wmr_dynamics.compiled.terrain import compile_terrain
-    from wmr_dynamics.terrain import HeightGrid, Plane, Ramp, Steps
+    from wmr_dynamics.terrain import HeightGrid, Plane, Ramp, SmoothGrid, Steps
 
-    if exact_only and not isinstance(terrain, (Plane, HeightGrid, Ramp, Steps)):
+    if exact_only and not isinstance(terrain, (Plane, HeightGrid, SmoothGrid, Ramp, Steps)):
         raise NotCompilable(f"{type(terrain).__name__} terrain would be rasterized for the compiled path")
     return compile_terrain(terrain)
 
@@ -144,7 +144,7 @@ class CompiledDynamics:
     """Compiled dynamic model of one vehicle on one terrain.
 
     Args:
-        model: the vehicle.  terrain: the ground (Plane, HeightGrid, Ramp, Steps exactly; other terrains
+        model: the vehicle.  terrain: the ground (Plane, HeightGrid, SmoothGrid, Ramp, Steps exactly; other terrains
             are rasterized at 2 cm, or refused with ``exact_terrain``).  options: ``DynamicsOptions``.
         controller: a :class:`BodyVelocityController` (commands are (v, ω) rows), or None: command rows are
             actuated joint rates.

@@ -1,21 +1,22 @@
 """Compiled kinematic step and rollout: the stabilized DAE of thesis §2.2.5 (eqs. 2.33–2.39) as numba kernels.
 
-The same computation as ``Simulator`` in ``kinematic`` mode with the Euler integrator
-(:func:`wmr_dynamics.kinematics.dae.solve_velocity_limited`): forward kinematics (Alg. 1) → collision
+``Simulator`` in ``kinematic`` mode with the Euler integrator: forward kinematics (Alg. 1) → collision
 (§2.2.1) → wheel Jacobians (Alg. 2) → the constraint system [A_wheel; A_joint] q̇' = [v_c; −σ c] with
 v_c = (0, 0, −σΔz) per wheel in contact (eqs. 2.34–2.36; the rows weighted, a lifted wheel's weakly, see
 :mod:`wmr_dynamics.kinematics.contact_set`) → actuated rates known (eq. 2.37) → least squares for the
 rest (eq. 2.38, :func:`~wmr_dynamics.compiled.linalg.least_squares`: normal equations by Cholesky, the
 pseudoinverse solution when the unknown columns have full rank, which they have for any vehicle with three
-wheels on the ground) → URDF joint limits as hard stops (the same active set as the Python path) → Euler
+wheels on the ground) → URDF joint limits as hard stops (an active set) → Euler
 step (eq. 2.39).
 
 Entry points: :func:`kinematic_step` (one step for given actuated rates), :func:`kinematic_rollout` (a whole
 run driven by command rows through a compiled controller; ``controller_data(None, model, direct=True)``
-takes the rows as the actuated rates themselves), :func:`kinematic_velocity` (the velocity solve alone).
+takes the rows as the actuated rates themselves), :func:`kinematic_velocity` (the velocity solve alone),
+:func:`velocity_solve` (eqs. 2.37–2.38 for any known set: the solve of the Python DAE API,
+:mod:`wmr_dynamics.kinematics.dae`).
 
 Speed, Zoë on the thesis rough terrains at Δt = 0.04 s, one core of this project's machines: 5.0 µs per
-step with the Python path's collision search (≈ 8,000× real time; ~3.5 µs of it the search), 3.4 µs with
+step with the sampled collision search (≈ 8,000× real time; ~3.5 µs of it the search), 3.4 µs with
 ``method=1``, the fast search of :func:`~wmr_dynamics.compiled.collision.wheel_contacts_kernel` (≈ 11,800×;
 the thesis author's C++ library on the same machines and terrains: 3,740×).  The per-row work runs in
 ``_nrt=False`` kernels (no reference counting of the workspace's arrays per call) with Alg. 1, Alg. 2 and
@@ -31,9 +32,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
-from wmr_dynamics.collision import N_SAMPLES
 from wmr_dynamics.compiled import controllers as _ctl
-from wmr_dynamics.compiled.collision import wheel_contacts_kernel
+from wmr_dynamics.compiled.collision import N_SAMPLES, wheel_contacts_kernel
 from wmr_dynamics.compiled.controllers import ControllerData
 from wmr_dynamics.compiled.data import ModelData, TerrainData
 from wmr_dynamics.compiled.linalg import least_squares
@@ -132,6 +132,16 @@ def _evaluate(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray
             rate += ws.A[3 * w + 2, j] * ws.qvel[j]
         ws.dz_pred[w] = ws.dz[w] + rate / sigma
     _update_contact_set(ws.dz, ws.dz_pred, ws.in_contact, ws.row_weight)  # rows only for wheels in contact
+    _weighted_rows(md, ws, q, sigma, nw, n)
+    return 0
+
+
+@njit(inline="always")
+def _weighted_rows(md: ModelData, ws: KinematicWorkspace, q: NDArray, sigma: float, nw: int, n: int) -> None:
+    """The wheel rows of ws.A (A_wheel, eq. 2.24) weighted by ws.row_weight (rows only for wheels in contact,
+    §2.2.2; :mod:`~wmr_dynamics.kinematics.contact_set`), their v (eq. 2.35: no slip, the normal row closing
+    ``normal_target`` of Δz within 1/σ; slip rows 0 — enhanced kinematics sets them later, eq. 2.52), and the
+    joint rows [A_joint, −σ c] (eqs. 2.25–2.26, 2.36)."""
     for w in range(nw):
         for c in range(3):
             wt = ws.row_weight[w, 1 if c == 2 else 0]
@@ -149,7 +159,6 @@ def _evaluate(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray
             if j >= 6:
                 c += md.A_joint[k, j] * q[j + 1]
         ws.v[r] = -sigma * c  # eq. 2.36
-    return 0
 
 
 @njit(inline="always")
@@ -235,17 +244,26 @@ def _solve_at(md: ModelData, td: TerrainData, cd: ControllerData, kd: Kinematics
 @njit(inline="always")
 def _solve_limited(md: ModelData, ws: KinematicWorkspace, q: NDArray, u: NDArray, sigma: float, n: int,
                    nr: int) -> bool:
-    """Eqs. 2.37–2.38 with the actuated rates known and the URDF joint limits as hard stops (an active set;
-    not in the thesis): a joint that would pass a limit within the horizon 1/σ is held at the rate σ·(limit − θ)
-    that brings it exactly there, and the system is solved again."""
-    nf = md.parent.shape[0]
+    """Eqs. 2.37–2.38 with the actuated rates known and the URDF joint limits as hard stops
+    (:func:`_active_set`)."""
     for j in range(n):
         ws.known[j] = False
     for k in range(md.actuated_frames.shape[0]):  # eq. 2.37
         c = md.actuated_frames[k] + 5
         ws.known[c] = True
         ws.value[c] = u[k]
-    for _ in range(MAX_LIMIT_ROUNDS + 1):
+    return _active_set(md, ws, q, sigma, n, nr, MAX_LIMIT_ROUNDS)
+
+
+@njit(inline="always")
+def _active_set(md: ModelData, ws: KinematicWorkspace, q: NDArray, sigma: float, n: int, nr: int,
+                rounds: int) -> bool:
+    """Eqs. 2.37–2.38 for the known set in ws.known / ws.value with the URDF joint limits as hard stops (an active
+    set; not in the thesis): a joint that would pass a limit within the horizon 1/σ is held at the rate
+    σ·(limit − θ) that brings it exactly there (or back inside, if it was out: Baumgarte, as eq. 2.36), and the
+    system is solved again, at most ``rounds`` times."""
+    nf = md.parent.shape[0]
+    for _ in range(rounds + 1):
         if not _solve(ws, n, nr):
             return False
         hit = False
@@ -259,6 +277,28 @@ def _solve_limited(md: ModelData, ws: KinematicWorkspace, q: NDArray, u: NDArray
         if not hit:
             break
     return True
+
+
+@njit(_nrt=False)
+def velocity_solve(md: ModelData, ws: KinematicWorkspace, q: NDArray, sigma: float, slip: NDArray,
+                   rounds: int) -> bool:
+    """The velocity solve of the Python DAE API (``kinematics.dae.solve_velocity``) at state q: the caller has put
+    A_wheel (unweighted) in the wheel rows of ws.A, Δz, the contact set and its row weights in ws.dz,
+    ws.in_contact, ws.row_weight, and the known set in ws.known / ws.value; ``slip`` (nw, 2) are prescribed
+    contact slip velocities (m/s; eq. 2.52).  The system is assembled (:func:`_weighted_rows`) and solved
+    (eqs. 2.37–2.38) into ws.qvel: ``rounds`` < 0 one least-squares solve; else the joint limits as hard
+    stops, at most ``rounds`` active-set rounds (:func:`_active_set`; the known set and values are updated).
+    False if the solve failed (all-zero or non-finite system)."""
+    n = md.parent.shape[0] + 5
+    nw = md.wheel_frame.shape[0]
+    _weighted_rows(md, ws, q, sigma, nw, n)
+    for w in range(nw):
+        ws.v[3 * w] = slip[w, 0] * ws.row_weight[w, 0]
+        ws.v[3 * w + 1] = slip[w, 1] * ws.row_weight[w, 0]
+    nr = 3 * nw + md.A_joint.shape[0]
+    if rounds < 0:
+        return _solve(ws, n, nr)
+    return _active_set(md, ws, q, sigma, n, nr, rounds)
 
 
 @njit

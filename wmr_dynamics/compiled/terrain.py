@@ -1,14 +1,31 @@
-"""Compiled terrain queries (plane, bilinear height grid, ramp, steps) and the conversion of any Terrain to them."""
+"""The terrain queries — the one implementation of every surface's height and normal (plane, bilinear height grid,
+ramp, steps, bicubic spline grid, and a call back into Python for any other :class:`~wmr_dynamics.terrain.Terrain`) —
+and the conversion of a Terrain to them.  The surfaces' public ``height``/``normal``/``height_normal`` call
+:func:`height_normal_points`; the contact search inlines :func:`height_normal`.
+"""
 
 from __future__ import annotations
 
 import math
+import weakref
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
-from wmr_dynamics.compiled.data import TERRAIN_GRID, TERRAIN_PLANE, TERRAIN_RAMP, TERRAIN_STEPS, TerrainData
+from wmr_dynamics.compiled import callbacks as _cb
+from wmr_dynamics.compiled.data import (
+    TERRAIN_BICUBIC,
+    TERRAIN_BOX,
+    TERRAIN_COMPOSITE,
+    TERRAIN_GRID,
+    TERRAIN_PLANE,
+    TERRAIN_PYTHON,
+    TERRAIN_RAMP,
+    TERRAIN_STEPS,
+    TerrainData,
+)
 from wmr_dynamics.errors import TerrainError
 
 
@@ -16,39 +33,142 @@ def compile_terrain(terrain, spacing: float = 0.02, bounds: tuple | None = None,
                     margin: float = 0.5) -> TerrainData:
     """``terrain`` as :class:`TerrainData` for the compiled kernels.
 
-    Plane, HeightGrid, Ramp and Steps are represented exactly (the grid with ``HeightGrid``'s bilinear cells,
-    clamping outside it and one-sided slopes at its border).  Any other terrain (Box, Composite, ...) is
+    Plane, HeightGrid, Ramp, Steps and SmoothGrid are represented exactly (the grid with ``HeightGrid``'s bilinear
+    cells, clamping outside it and one-sided slopes at its border; SmoothGrid by its spline's knots and
+    coefficients).  Any other terrain (Box, Composite, ...) is
     rasterized with its ``to_grid`` at ``spacing`` (m) over ``bounds`` (x_min, x_max, y_min, y_max; m; default
     its own bounds) grown by ``margin`` (m) on every side, so that beyond a feature the clamped grid holds
     the surroundings' height and not the feature's edge.  Rasterizing turns analytic edges (a box's or a
     step's vertical face) into bilinear ramps one cell wide; away from edges heights and normals are exact
     for piecewise-planar surfaces.  Raises TerrainError for a terrain without bounds when none are given.
     """
-    from wmr_dynamics.terrain import HeightGrid, Plane, Ramp, Steps
+    from wmr_dynamics.terrain import HeightGrid, Plane, Ramp, SmoothGrid, Steps
 
-    if isinstance(terrain, Plane):
-        n, p = terrain.unit_normal, terrain.point
-        return TerrainData(TERRAIN_PLANE, np.array([n[0], n[1], n[2], float(n @ p)]), _readonly(np.zeros((2, 2))))
-    if isinstance(terrain, Ramp):
-        t = terrain
-        return TerrainData(TERRAIN_RAMP, np.array([t.x_start, t.ramp_height, t._tan, t.s_top, t.s_top_end, t.s_end,
-                                                   1.0 if t.down else 0.0, t._dir[0], t._dir[1], *t.origin]),
-                           _readonly(np.zeros((2, 2))))
-    if isinstance(terrain, Steps):
-        t = terrain
-        return TerrainData(TERRAIN_STEPS, np.array([t.x_start, t.step_length, t.step_height, float(t.n_steps),
-                                                    t._dir[0], t._dir[1], *t.origin]), _readonly(np.zeros((2, 2))))
-    if not isinstance(terrain, HeightGrid):
-        b = bounds if bounds is not None else getattr(terrain, "bounds", None)
-        if b is None:
-            raise TerrainError(f"{type(terrain).__name__} terrain is unbounded: the compiled path needs a Plane, a "
-                               "HeightGrid, a Ramp, Steps, a bounded terrain to rasterize, or bounds=(x_min, x_max, "
-                               "y_min, y_max)")
-        m = float(margin)
-        terrain = terrain.to_grid(bounds=(b[0] - m, b[1] + m, b[2] - m, b[3] + m), spacing=spacing)
-    return TerrainData(TERRAIN_GRID, np.array([terrain.x_min, terrain.y_min, terrain.dx, terrain.dy,
-                                               1.0 / terrain.dx, 1.0 / terrain.dy]),
-                       _readonly(np.array(terrain.heights, dtype=float, order="C")))
+    if isinstance(terrain, (Plane, HeightGrid, SmoothGrid, Ramp, Steps)):
+        kind, params, grid = _pack(terrain)  # type: ignore[misc]
+        return TerrainData(kind, params, _readonly(grid))
+    b = bounds if bounds is not None else getattr(terrain, "bounds", None)
+    if b is None:
+        raise TerrainError(f"{type(terrain).__name__} terrain is unbounded: the compiled path needs a Plane, a "
+                           "HeightGrid, a SmoothGrid, a Ramp, Steps, a bounded terrain to rasterize, or "
+                           "bounds=(x_min, x_max, y_min, y_max)")
+    m = float(margin)
+    kind, params, grid = _pack(terrain.to_grid(bounds=(b[0] - m, b[1] + m, b[2] - m, b[3] + m), spacing=spacing))
+    return TerrainData(kind, params, _readonly(grid))
+
+
+_NO_GRID = np.zeros((2, 2))
+_EXACT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_QUERY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _pack(terrain) -> tuple | None:  # noqa: ANN001
+    """(kind, params, grid) of the exact compiled form of a built-in surface (see the TERRAIN_* kinds), or None:
+    a Composite with a member that has none (a user's terrain) or with two gridded members (one grid array)."""
+    from wmr_dynamics.terrain import Box, Composite, HeightGrid, Plane, Ramp, SmoothGrid, Steps
+
+    t = terrain
+    if isinstance(t, SmoothGrid):
+        tx, ty, coeffs = t.spline_knots_coefficients()
+        return (TERRAIN_BICUBIC, np.r_[tx[0], tx[-1], ty[0], ty[-1], tx.size, ty.size, tx, ty],
+                np.ascontiguousarray(coeffs, dtype=float))
+    if isinstance(t, HeightGrid):
+        return (TERRAIN_GRID, np.array([t.x_min, t.y_min, t.dx, t.dy, 1.0 / t.dx, 1.0 / t.dy]),
+                np.array(t.heights, dtype=float, order="C"))
+    if isinstance(t, Plane):
+        n, p = t.unit_normal, t.point
+        return TERRAIN_PLANE, np.array([n[0], n[1], n[2], float(n @ p)]), _NO_GRID
+    if isinstance(t, Ramp):
+        return (TERRAIN_RAMP, np.array([t.x_start, t.ramp_height, t._tan, t.s_top, t.s_top_end, t.s_end,
+                                        1.0 if t.down else 0.0, t._dir[0], t._dir[1], *t.origin]), _NO_GRID)
+    if isinstance(t, Steps):
+        return (TERRAIN_STEPS, np.array([t.x_start, t.step_length, t.step_height, float(t.n_steps), t._dir[0],
+                                         t._dir[1], *t.origin]), _NO_GRID)
+    if isinstance(t, Box):
+        return (TERRAIN_BOX, np.array([*t.center, math.cos(t.yaw), math.sin(t.yaw), 0.5 * t.size[0],
+                                       0.5 * t.size[1], t.box_height, t.base]), _NO_GRID)
+    if isinstance(t, Composite):
+        members = _flatten(t, [])
+        if members is None or sum(k in (TERRAIN_GRID, TERRAIN_BICUBIC) for k, _, _ in members) > 1:
+            return None
+        grid = next((g for k, _, g in members if k in (TERRAIN_GRID, TERRAIN_BICUBIC)), _NO_GRID)
+        return (TERRAIN_COMPOSITE, np.concatenate([[len(members)], *([k, p.size, *p] for k, p, _ in members)]),
+                grid)
+    return None
+
+
+def _flatten(composite, out: list) -> list | None:  # noqa: ANN001
+    """The packed members of a Composite, nested Composites flattened (the max is associative; the order, which
+    breaks ties, is kept); None if one has no exact form."""
+    from wmr_dynamics.terrain import Composite
+
+    for t in composite.surfaces:
+        packed = None
+        if isinstance(t, Composite):
+            if _flatten(t, out) is None:
+                return None
+            continue
+        if type(t) in _builtin_types():
+            packed = _pack(t)
+        if packed is None:
+            return None
+        out.append(packed)
+    return out
+
+
+def exact_terrain_data(terrain) -> TerrainData:  # noqa: ANN001
+    """The exact compiled form of a built-in surface (Plane, HeightGrid, SmoothGrid, Ramp, Steps, Box, a Composite
+    of them with at most one gridded member; subclasses too), made once per terrain object (terrains are
+    immutable) — what their ``height``/``normal`` methods evaluate.  TerrainError if it has none."""
+    try:
+        td = _EXACT[terrain]
+    except (KeyError, TypeError):
+        packed = _pack(terrain)
+        td = None if packed is None else TerrainData(packed[0], packed[1], _readonly(packed[2]))
+        _remember(_EXACT, terrain, td)
+    if td is None:
+        raise TerrainError(f"{type(terrain).__name__} has no exact compiled form (a Composite needs built-in members "
+                           "with at most one HeightGrid or SmoothGrid)")
+    return td
+
+
+def query_terrain_data(terrain) -> TerrainData:  # noqa: ANN001
+    """The terrain for exact queries (the contact search of ``collision.wheel_contacts``), made once per terrain
+    object: the exact compiled form of a built-in surface (:func:`exact_terrain_data`), and ``TERRAIN_PYTHON`` —
+    its own ``height_normal`` called back point by point — for any other Terrain (a user's subclass, a Composite
+    with one among its members, a Composite of two grids)."""
+    try:
+        return _QUERY[terrain]
+    except (KeyError, TypeError):
+        pass
+    if type(terrain) in _builtin_types() and has_exact_form(terrain):
+        td = exact_terrain_data(terrain)
+    else:
+        td = TerrainData(TERRAIN_PYTHON, np.array([float(_cb.terrain_slot(terrain))]), _readonly(np.zeros((2, 2))))
+    _remember(_QUERY, terrain, td)
+    return td
+
+
+def has_exact_form(terrain) -> bool:  # noqa: ANN001
+    """Whether :func:`exact_terrain_data` can represent ``terrain``."""
+    try:
+        exact_terrain_data(terrain)
+    except TerrainError:
+        return False
+    return True
+
+
+def _builtin_types() -> tuple:
+    from wmr_dynamics.terrain import Box, Composite, HeightGrid, Plane, Ramp, SmoothGrid, Steps
+
+    return Plane, HeightGrid, SmoothGrid, Ramp, Steps, Box, Composite
+
+
+def _remember(cache: weakref.WeakKeyDictionary, terrain, td: TerrainData | None) -> None:  # noqa: ANN001
+    try:
+        cache[terrain] = td
+    except TypeError:  # unhashable (a user class with __eq__ and no __hash__): made anew each time
+        pass
 
 
 def _readonly(grid: NDArray) -> NDArray:
@@ -61,19 +181,92 @@ def _readonly(grid: NDArray) -> NDArray:
 
 @njit(inline="always")
 def height_normal(kind: int, params: NDArray, grid: NDArray, x: float, y: float) -> tuple:
-    """(h, n_x, n_y, n_z) at (x, y) (m, world): the plane, or HeightGrid's bilinear cell (clamped outside)."""
+    """(h, n_x, n_y, n_z) at (x, y) (m, world) of the terrain ``kind`` (``TerrainData``): the plane, HeightGrid's
+    bilinear cell (clamped outside), the ramp's or the steps' profile, the bicubic spline, the box, the max of
+    a composite, or a Python terrain called back.  The normal is (−∂h/∂x, −∂h/∂y, 1)/‖·‖ of the same surface.
+
+    The kinds a step runs on are inlined; the others are one call (:func:`_other`), so that the kernels which
+    inline this function several times (the contact search) compile as fast as before they existed."""
+    if kind == TERRAIN_GRID:
+        return _grid(params, grid, x, y)
     if kind == TERRAIN_PLANE:
-        nx, ny, nz = params[0], params[1], params[2]
-        return (params[3] - nx * x - ny * y) / nz, nx, ny, nz
+        return _plane(params, x, y)
     if kind == TERRAIN_RAMP:
         return _ramp(params, x, y)
-    if kind == TERRAIN_STEPS:  # Steps._profile: vertical risers, normals up
-        s = (x - params[6]) * params[4] + (y - params[7]) * params[5]
-        k = min(max(math.floor((s - params[0]) / params[1]) + 1.0, 0.0), params[3])
-        return k * params[2], 0.0, 0.0, 1.0
+    if kind == TERRAIN_STEPS:
+        return _steps(params, x, y)
+    return _other(kind, params, grid, x, y)
+
+
+@njit
+def _other(kind: int, params: NDArray, grid: NDArray, x: float, y: float) -> tuple:
+    """:func:`height_normal` of a composite, a Python terrain, a bicubic spline or a box."""
+    if kind == TERRAIN_COMPOSITE:
+        return _composite(params, grid, x, y)
+    if kind == TERRAIN_PYTHON:
+        return _python_terrain(int(params[0]), x, y)
+    if kind == TERRAIN_BICUBIC:
+        return _bicubic(params, grid, x, y)
+    return _box(params, x, y)
+
+
+@njit
+def _composite(p: NDArray, grid: NDArray, x: float, y: float) -> tuple:
+    """Composite: the pointwise maximum of its members' heights, and the normal of the first member attaining it.
+    params = (n, then per member: kind, len, its params); ``grid``: its gridded member's."""
+    off = 1
+    h, nx, ny, nz = -math.inf, 0.0, 0.0, 1.0
+    for k in range(int(p[0])):
+        kind, n = int(p[off]), int(p[off + 1])
+        q = p[off + 2:off + 2 + n]
+        if kind == TERRAIN_GRID:
+            hk, ax, ay, az = _grid(q, grid, x, y)
+        elif kind == TERRAIN_PLANE:
+            hk, ax, ay, az = _plane(q, x, y)
+        elif kind == TERRAIN_RAMP:
+            hk, ax, ay, az = _ramp(q, x, y)
+        elif kind == TERRAIN_STEPS:
+            hk, ax, ay, az = _steps(q, x, y)
+        elif kind == TERRAIN_BICUBIC:
+            hk, ax, ay, az = _bicubic(q, grid, x, y)
+        else:
+            hk, ax, ay, az = _box(q, x, y)
+        if k == 0 or hk > h:
+            h, nx, ny, nz = hk, ax, ay, az
+        off += 2 + n
+    return h, nx, ny, nz
+
+
+@njit(inline="always")
+def _plane(p: NDArray, x: float, y: float) -> tuple:
+    """Plane n·r = d: h = (d − n_x x − n_y y) / n_z, the normal n."""
+    nx, ny, nz = p[0], p[1], p[2]
+    return (p[3] - nx * x - ny * y) / nz, nx, ny, nz
+
+
+@njit(inline="always")
+def _steps(p: NDArray, x: float, y: float) -> tuple:
+    """Steps: h = k · step_height on step k (clamped to 0 … n_steps) along s, vertical risers, normals up."""
+    s = (x - p[6]) * p[4] + (y - p[7]) * p[5]
+    k = min(max(math.floor((s - p[0]) / p[1]) + 1.0, 0.0), p[3])
+    return k * p[2], 0.0, 0.0, 1.0
+
+
+@njit(inline="always")
+def _box(p: NDArray, x: float, y: float) -> tuple:
+    """Box: its height on the (closed) rotated footprint, the base elsewhere; normals up."""
+    dx, dy = x - p[0], y - p[1]
+    u, v = p[2] * dx + p[3] * dy, -p[3] * dx + p[2] * dy
+    return (p[6] if abs(u) <= p[4] and abs(v) <= p[5] else p[7]), 0.0, 0.0, 1.0
+
+
+@njit(inline="always")
+def _grid(params: NDArray, grid: NDArray, x: float, y: float) -> tuple:
+    """HeightGrid: the bilinear cell containing (x, y), clamped to the grid outside it with no slope across the
+    edge; on a cell edge the gradient of the cell on the +x / +y side."""
     ny_, nx_ = grid.shape[0], grid.shape[1]
-    fx = (x - params[0]) / params[2]  # divided as HeightGrid._cell does: the same cell on its edges (a product
-    fy = (y - params[1]) / params[3]  # with 1/dx can round a node's 3.0 to 2.9999999999999996: another normal)
+    fx = (x - params[0]) / params[2]  # divided, not multiplied by 1/dx: a product can round a node's 3.0 to
+    fy = (y - params[1]) / params[3]  # 2.9999999999999996, another cell and another normal on its edge
     cx = min(max(fx, 0.0), nx_ - 1.0)
     cy = min(max(fy, 0.0), ny_ - 1.0)
     i = min(int(cx), nx_ - 2)
@@ -90,7 +283,8 @@ def height_normal(kind: int, params: NDArray, grid: NDArray, x: float, y: float)
 
 @njit(inline="always")
 def _ramp(p: NDArray, x: float, y: float) -> tuple:
-    """Ramp._profile: flat, incline at tan a, plateau, optional descent, along s = (r − o)·(cos yaw, sin yaw)."""
+    """Ramp (thesis §2.5.2): flat, incline at tan a, plateau, optional descent, along s = (r − o)·(cos yaw, sin yaw);
+    (h, n) with n from dh/ds."""
     s = (x - p[9]) * p[7] + (y - p[10]) * p[8]
     t, top = p[2], p[1]
     h = min(max((s - p[0]) * t, 0.0), top)
@@ -102,3 +296,82 @@ def _ramp(p: NDArray, x: float, y: float) -> tuple:
     gx, gy = dh * p[7], dh * p[8]
     n = math.sqrt(1.0 + gx * gx + gy * gy)
     return h, -gx / n, -gy / n, 1.0 / n
+
+
+@njit
+def _python_terrain(slot: int, x: float, y: float) -> tuple:
+    """A Python terrain (TERRAIN_PYTHON), called back from an object-mode block (not inlined: the kernels that
+    inline :func:`height_normal` stay free of object mode)."""
+    with numba.objmode(h="float64", nx="float64", ny="float64", nz="float64"):
+        h, nx, ny, nz = _cb.terrain_height_normal(slot, x, y)
+    return h, nx, ny, nz
+
+
+@njit(inline="always")
+def _bicubic(p: NDArray, coef: NDArray, x: float, y: float) -> tuple:
+    """SmoothGrid: the tensor-product cubic B-spline h = Σ_a Σ_b B_a(y) B_b(x) c[a, b] (knots and coefficients
+    as scipy's ``RectBivariateSpline`` builds them, ``TERRAIN_BICUBIC`` params) and its gradient, at (x, y)
+    clamped to the spline's rectangle; no slope across a clamped direction (as :class:`HeightGrid`)."""
+    ntx = int(p[4])
+    xc, yc = min(max(x, p[0]), p[1]), min(max(y, p[2]), p[3])
+    lx, bx0, bx1, bx2, bx3, dx0, dx1, dx2, dx3 = _bspline3(p, 6, ntx - 4, xc)
+    ly, by0, by1, by2, by3, dy0, dy1, dy2, dy3 = _bspline3(p, 6 + ntx, int(p[5]) - 4, yc)
+    bx, dx, by, dy = (bx0, bx1, bx2, bx3), (dx0, dx1, dx2, dx3), (by0, by1, by2, by3), (dy0, dy1, dy2, dy3)
+    h = gx = gy = 0.0
+    for a in range(4):
+        sh = sd = 0.0
+        for b in range(4):
+            c = coef[ly - 3 + a, lx - 3 + b]
+            sh += bx[b] * c
+            sd += dx[b] * c
+        h += by[a] * sh
+        gx += by[a] * sd
+        gy += dy[a] * sh
+    if xc != x:  # clamped direction: no slope
+        gx = 0.0
+    if yc != y:
+        gy = 0.0
+    s = math.sqrt(1.0 + gx * gx + gy * gy)
+    return h, -gx / s, -gy / s, 1.0 / s
+
+
+@njit(inline="always")
+def _bspline3(t: NDArray, off: int, n: int, u: float) -> tuple:
+    """The four cubic B-splines nonzero at ``u`` and their derivatives, for the knots t[off : off + n + 4] of a
+    spline with n coefficients: (l, N_{l−3}, …, N_l, N'_{l−3}, …, N'_l) with t_l ≤ u < t_{l+1} (the last span at
+    the right end).  Cox–de Boor recurrence N_{i,k} = ω_{i,k} N_{i,k−1} + (1 − ω_{i+1,k}) N_{i+1,k−1} and the
+    derivative N'_{i,3} = 3 (N_{i,2} / (t_{i+3} − t_i) − N_{i+1,2} / (t_{i+4} − t_{i+1})) (de Boor, *A Practical
+    Guide to Splines*, 1978, ch. IX–X), unrolled for degree 3."""
+    lo, hi = 3, n - 1
+    if u >= t[off + hi]:
+        lo = hi
+    else:
+        while hi - lo > 1:  # bisection keeping t_lo ≤ u < t_hi
+            mid = (lo + hi) // 2
+            if t[off + mid] <= u:
+                lo = mid
+            else:
+                hi = mid
+    k = off + lo
+    left1, left2, left3 = u - t[k], u - t[k - 1], u - t[k - 2]
+    right1, right2, right3 = t[k + 1] - u, t[k + 2] - u, t[k + 3] - u
+    w = 1.0 / (right1 + left1)  # degree 1
+    a0, a1 = right1 * w, left1 * w
+    w = a0 / (right1 + left2)  # degree 2
+    m0, sv = right1 * w, left2 * w
+    w = a1 / (right2 + left1)
+    m1, m2 = sv + right2 * w, left1 * w
+    e0 = m0 / (right1 + left3)  # degree 3: e_j = N_{l−2+j,2} / (t_{l+1+j} − t_{l−2+j})
+    e1 = m1 / (right2 + left2)
+    e2 = m2 / (right3 + left1)
+    return (lo, right1 * e0, left3 * e0 + right2 * e1, left2 * e1 + right3 * e2, left1 * e2,
+            -3.0 * e0, 3.0 * (e0 - e1), 3.0 * (e1 - e2), 3.0 * e2)
+
+
+@njit
+def height_normal_points(kind: int, params: NDArray, grid: NDArray, x: NDArray, y: NDArray, out: NDArray) -> None:
+    """:func:`height_normal` at the points (x[k], y[k]) (m, world; (n,) arrays) into ``out`` (n, 4): h, n_x, n_y,
+    n_z — the one evaluation behind the surfaces' ``height``, ``normal`` and ``height_normal``."""
+    for k in range(x.shape[0]):
+        h, nx, ny, nz = height_normal(kind, params, grid, x[k], y[k])
+        out[k, 0], out[k, 1], out[k, 2], out[k, 3] = h, nx, ny, nz

@@ -7,7 +7,9 @@ One evaluation at a state q:  forward kinematics (Alg. 1) → collision (§2.2.1
     [A_wheel; A_joint] q̇' = [v_c; −σ c],   v_c = [v_x, v_y, −σ Δz] per wheel        (eqs. 2.34–2.36)
 
 with some elements of q̇' known (eq. 2.37: actuated joint rates in navigation kinematics, body velocity in
-actuation kinematics) and the rest solved in the least-squares sense by the pseudoinverse (eq. 2.38).
+actuation kinematics) and the rest solved in the least-squares sense by the pseudoinverse (eq. 2.38) — by the
+compiled engine's solve (:func:`wmr_dynamics.compiled.kinematics.velocity_solve`, with its joint-limit active
+set); collision, forward kinematics and the Jacobians are the compiled kernels too.
 Only wheels in contact constrain the motion (§2.2.2); the rows are weighted (the contact set, the weights
 and why: :mod:`wmr_dynamics.kinematics.contact_set`).
 """
@@ -22,8 +24,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from wmr_dynamics import spatial
 from wmr_dynamics.collision import Contacts, wheel_contacts
+from wmr_dynamics.compiled.collision import _model_data
 from wmr_dynamics.errors import ModelError
-from wmr_dynamics.kinematics.contact_set import LIFTED_REACH_M, update_contact_set
+from wmr_dynamics.kinematics.contact_set import update_contact_set
 from wmr_dynamics.kinematics.fk import check_state, forward_kinematics
 from wmr_dynamics.kinematics.jacobians import joint_constraint_residual, wheel_jacobians
 from wmr_dynamics.model import WmrModel
@@ -119,32 +122,41 @@ def solve_velocity(model: WmrModel, ks: KinematicState, known: ArrayLike, known_
         contact: the contact set and row weights (:func:`contact_rows`; only wheels in contact constrain
             the motion, §2.2.2); default :func:`contact_rows` of ``ks`` without history.
     """
-    known = np.asarray(known, dtype=np.int64)
+    return _solve(model, ks, known, known_values, sigma, slip_xy, contact, -1)
+
+
+def _solve(model: WmrModel, ks: KinematicState, known: ArrayLike, known_values: ArrayLike, sigma: float,
+           slip_xy: NDArray | None, contact: ContactRows | None, rounds: int) -> VelocitySolution:
+    """The weighted system of eqs. 2.34–2.36 at ``ks`` assembled and solved (eqs. 2.37–2.38) by the compiled
+    engine's :func:`~wmr_dynamics.compiled.kinematics.velocity_solve` (``rounds`` ≥ 0: with the joint limits as
+    hard stops)."""
+    from wmr_dynamics.compiled.kinematics import kinematic_workspace, velocity_solve
+
+    known = np.asarray(known, dtype=np.int64).reshape(-1)
     known_values = np.asarray(known_values, dtype=float)
     if known.shape != known_values.shape:
         raise ModelError(f"known_values: expected {known.shape[0]} values, got shape {known_values.shape}")
     if not np.all(np.isfinite(known_values)):
         raise ModelError(f"known joint-space velocities contain NaN or inf: {known_values.tolist()}")
+    if known.size and (known.min() < 0 or known.max() >= model.num_dof):
+        raise ModelError(f"known: joint-space indices must be in 0..{model.num_dof - 1}, got {known.tolist()}")
     nw = model.num_wheels
-    v = np.zeros(ks.A.shape[0])
     contact = contact_rows(ks) if contact is None else contact
-    dz = np.where(contact.in_contact, ks.contacts.dz, np.minimum(ks.contacts.dz, LIFTED_REACH_M))
-    v[2:3 * nw:3] = -sigma * dz  # eq. 2.35 (a lifted wheel aims at most LIFTED_REACH_M down: contact_set)
-    if slip_xy is not None:
-        v[0:3 * nw:3] = slip_xy[:, 0]
-        v[1:3 * nw:3] = slip_xy[:, 1]
-    v[3 * nw:] = -sigma * ks.c_joint  # eq. 2.36
-    wt = np.ones(ks.A.shape[0])
-    wt[0:3 * nw:3] = wt[1:3 * nw:3] = contact.weight[:, 0]  # rows only for wheels in contact (§2.2.2)
-    wt[2:3 * nw:3] = contact.weight[:, 1]
-    A, v = ks.A * wt[:, None], v * wt
-    unknown = np.setdiff1d(np.arange(model.num_dof), known)
-    rhs = v - A[:, known] @ known_values  # eq. 2.37
-    x = np.linalg.lstsq(A[:, unknown], rhs, rcond=None)[0]  # eq. 2.38 (pseudoinverse)
-    qvel = np.empty(model.num_dof)
-    qvel[known] = known_values
-    qvel[unknown] = x
-    return VelocitySolution(qvel=qvel, v_contact=(ks.A_wheel @ qvel).reshape(nw, 3), residual=A @ qvel - v)
+    md = _model_data(model)
+    ws = kinematic_workspace(md)
+    ws.A[:3 * nw] = ks.A_wheel  # the kernel weights the rows and builds v (eqs. 2.35-2.36)
+    ws.dz[:] = ks.contacts.dz
+    ws.in_contact[:] = contact.in_contact
+    ws.row_weight[:] = contact.weight
+    ws.known[:] = False
+    ws.known[known] = True
+    ws.value[known] = known_values
+    slip = np.zeros((nw, 2)) if slip_xy is None else np.ascontiguousarray(slip_xy, dtype=float).reshape(nw, 2)
+    if not velocity_solve(md, ws, np.ascontiguousarray(ks.q, dtype=float), float(sigma), slip, int(rounds)):
+        raise ModelError(f"kinematic velocity solve of '{model.name}' failed: the constraint system is all zero "
+                         "or not finite")
+    qvel = ws.qvel.copy()
+    return VelocitySolution(qvel=qvel, v_contact=(ks.A_wheel @ qvel).reshape(nw, 3), residual=ws.A @ qvel - ws.v)
 
 
 def solve_velocity_limited(model: WmrModel, ks: KinematicState, known: ArrayLike, known_values: ArrayLike,
@@ -154,30 +166,12 @@ def solve_velocity_limited(model: WmrModel, ks: KinematicState, known: ArrayLike
 
     A joint whose solved or commanded rate would carry it past a limit within the Baumgarte horizon 1/σ (one
     step at σ = 1/Δt) is moved to the known set with the rate σ·(limit − θ) that brings it exactly to the
-    limit — or back inside, if it was out (Baumgarte, as eq. 2.36) — and the system is solved again.
+    limit — or back inside, if it was out (Baumgarte, as eq. 2.36) — and the system is solved again, at most
+    ``max_rounds`` times (the compiled engine's active set).
     """
-    known = list(np.asarray(known, dtype=np.int64))
-    values = list(np.asarray(known_values, dtype=float))
-    lower, upper = model.joint_lower[1:], model.joint_upper[1:]
-    theta = ks.q[7:]
-    if contact is None:
-        contact = contact_rows(ks)
-    for _ in range(max_rounds):
-        sol = solve_velocity(model, ks, known, values, sigma, slip_xy, contact)
-        rate = sol.qvel[6:]
-        out_up = rate > sigma * (upper - theta)  # would pass the limit within the horizon 1/σ
-        out_lo = rate < sigma * (lower - theta)
-        hits = np.flatnonzero(out_up | out_lo)
-        if hits.size == 0:
-            return sol
-        for j in hits:
-            target = sigma * ((upper[j] if out_up[j] else lower[j]) - theta[j])
-            if 6 + j in known:
-                values[known.index(6 + j)] = target
-            else:
-                known.append(6 + j)
-                values.append(target)
-    return solve_velocity(model, ks, known, values, sigma, slip_xy, contact)
+    if max_rounds < 0:
+        raise ModelError(f"max_rounds must be >= 0, got {max_rounds}")
+    return _solve(model, ks, known, known_values, sigma, slip_xy, contact, int(max_rounds))
 
 
 def actuated_indices(model: WmrModel) -> NDArray:

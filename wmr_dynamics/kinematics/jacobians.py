@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
-from wmr_dynamics.collision import Contacts
+from wmr_dynamics.compiled.collision import Contacts
 from wmr_dynamics.model import WmrModel
 
 

@@ -7,8 +7,8 @@ free; the error of their constraint equation (7), ``error_1`` of eq. 10, stays n
 (``pvc_tricycle``: urdf/pvc_tricycle.urdf + config/pvc_tricycle.yaml):
 
 - terrain: :func:`wmr_dynamics.terrain.gaussian_rough_terrain` (RMS height, correlation length, seed), made C²
-  by a bicubic spline through its nodes (:class:`SmoothGrid`) because Auchter's surfaces are smooth and the
-  library's bilinear ``HeightGrid`` has creases at every cell edge;
+  by a bicubic spline through its nodes (:class:`~wmr_dynamics.terrain.SmoothGrid`) because Auchter's surfaces
+  are smooth and the library's bilinear ``HeightGrid`` has creases at every cell edge;
 - each step (Δt = 0.01 s, Baumgarte σ = 1/Δt, 10 s at 0.3 m/s; :func:`simulate`):
   1. actuation (inverse) kinematics, Auchter's eqs. 11–12 / our eq. 2.37 reversed: known body forward speed
      v, yaw rate 0 and the steering rate 0 (plus the PVC rates 0 when locked) → slip-free actuated rates as
@@ -34,8 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import yaml
-from numpy.typing import ArrayLike, NDArray
-from scipy.interpolate import RectBivariateSpline
+from numpy.typing import NDArray
 
 import wmr_dynamics as wmr
 from wmr_dynamics.kinematics import (
@@ -48,7 +47,7 @@ from wmr_dynamics.kinematics import (
 )
 from wmr_dynamics.kinematics.dae import solve_velocity_limited
 from wmr_dynamics.model import WmrModel
-from wmr_dynamics.terrain import HeightGrid, Terrain, gaussian_rough_terrain
+from wmr_dynamics.terrain import SmoothGrid, Terrain, gaussian_rough_terrain
 from wmr_dynamics.terrain.surfaces import Bounds
 from wmr_dynamics.urdf import data_dirs
 
@@ -65,46 +64,6 @@ DURATION = 10.0  # s
 
 
 # ------------------------------------------------------------------------------------------- terrain
-class SmoothGrid(Terrain):
-    """A :class:`HeightGrid`'s nodes interpolated by a bicubic (C²) spline instead of bilinearly.
-
-    The heights at the nodes are the grid's; the normal is the exact normal of the spline surface, so the
-    contact frame turns continuously as a wheel rolls (a bilinear grid's normal jumps at every cell edge).
-    Queries outside the grid are clamped to it, like :class:`HeightGrid`.
-    """
-
-    def __init__(self, grid: HeightGrid) -> None:
-        self.grid = grid
-        xs = grid.x_min + grid.dx * np.arange(grid.nx)
-        ys = grid.y_min + grid.dy * np.arange(grid.ny)
-        self._spline = RectBivariateSpline(ys, xs, np.asarray(grid.heights), kx=3, ky=3, s=0)
-
-    def _clamped(self, x: ArrayLike, y: ArrayLike) -> tuple[NDArray, NDArray, NDArray, NDArray]:
-        x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
-        g = self.grid
-        xc, yc = np.clip(x, g.x_min, g.x_max), np.clip(y, g.y_min, g.y_max)
-        return xc, yc, xc == x, yc == y
-
-    def height(self, x: ArrayLike, y: ArrayLike) -> NDArray:
-        xc, yc, _, _ = self._clamped(x, y)
-        return self._spline.ev(yc, xc)
-
-    def normal(self, x: ArrayLike, y: ArrayLike) -> NDArray:
-        xc, yc, inx, iny = self._clamped(x, y)
-        gx = np.where(inx, self._spline.ev(yc, xc, dy=1), 0.0)  # ∂h/∂x (the spline's 2nd coordinate)
-        gy = np.where(iny, self._spline.ev(yc, xc, dx=1), 0.0)  # ∂h/∂y
-        n = np.stack([-gx, -gy, np.ones_like(gx)], axis=-1)
-        return n / np.linalg.norm(n, axis=-1, keepdims=True)
-
-    @property
-    def bounds(self) -> Bounds:
-        """The grid's (x_min, x_max, y_min, y_max), m."""
-        return self.grid.bounds
-
-    def __repr__(self) -> str:
-        return f"SmoothGrid({self.grid!r})"
-
-
 def make_terrain(rms: float = MAIN_TERRAIN["rms"], corr_len: float = MAIN_TERRAIN["corr_len"],
                  seed: int = MAIN_TERRAIN["seed"], smooth: bool = True, bounds: Bounds = BOUNDS) -> Terrain:
     """Gaussian rough terrain (m, m, seed) over ``bounds``; bicubic-smoothed unless ``smooth=False`` (bilinear)."""

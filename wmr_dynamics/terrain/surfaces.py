@@ -1,5 +1,10 @@
 """Terrain surfaces (height fields with consistent normals) and Gaussian rough terrain; see the package
-docstring of :mod:`wmr_dynamics.terrain` for conventions."""
+docstring of :mod:`wmr_dynamics.terrain` for conventions.
+
+The heights and normals of Plane, HeightGrid, SmoothGrid, Ramp and Steps are evaluated by one compiled kernel,
+:func:`wmr_dynamics.compiled.terrain.height_normal` — the one the contact search uses; the classes here hold and
+check the parameters.  Terrains are immutable: the compiled form is made once per object.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from wmr_dynamics.compiled.terrain import exact_terrain_data, has_exact_form, height_normal_points
 from wmr_dynamics.errors import TerrainError
 
 Bounds = tuple[float, float, float, float]
@@ -25,10 +31,28 @@ def _xy(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     return xa, ya
 
 
-def _normal_from_grad(gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
-    """Unit normal (−gx, −gy, 1)/‖·‖ of a height field with gradient (gx, gy); shape gx.shape + (3,)."""
-    n = np.stack([-gx, -gy, np.ones_like(gx)], axis=-1)
-    return n / np.sqrt(1.0 + gx * gx + gy * gy)[..., None]
+def _compiled_query(terrain: Terrain, x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """(heights, normals) of a terrain with a compiled kind at broadcast (x, y): shapes s and s + (3,)."""
+    xa, ya = _xy(x, y)
+    td = exact_terrain_data(terrain)
+    out = np.empty((xa.size, 4))
+    height_normal_points(td.kind, td.params, td.grid, np.ascontiguousarray(xa).reshape(-1),
+                         np.ascontiguousarray(ya).reshape(-1), out)
+    h = out[:, 0].reshape(xa.shape)
+    return (h[()] if h.ndim == 0 else h), out[:, 1:].reshape(xa.shape + (3,))
+
+
+class _Compiled:
+    """height / normal / height_normal of a surface with a compiled kind (mixin for Terrain subclasses)."""
+
+    def height(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        return _compiled_query(self, x, y)[0]  # type: ignore[arg-type]
+
+    def normal(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        return _compiled_query(self, x, y)[1]  # type: ignore[arg-type]
+
+    def height_normal(self, x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        return _compiled_query(self, x, y)  # type: ignore[arg-type]
 
 
 def _num(name: str, value: Any, positive: bool = False) -> float:
@@ -122,7 +146,7 @@ class Terrain(abc.ABC):
 
 
 # --------------------------------------------------------------------------------------------- surfaces
-class Plane(Terrain):
+class Plane(_Compiled, Terrain):
     """The plane through ``point`` (m, world) with normal ``normal`` (world; normalized, must have n_z > 0).
 
     h(x, y) = p_z − (n_x (x − p_x) + n_y (y − p_y)) / n_z.  Unbounded.
@@ -137,20 +161,11 @@ class Plane(Terrain):
         self.unit_normal = n / norm
         self.point = _vec("Plane point", point, 3)
 
-    def height(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
-        x, y = _xy(x, y)
-        (nx, ny, nz), p = self.unit_normal, self.point
-        return p[2] - (nx * (x - p[0]) + ny * (y - p[1])) / nz
-
-    def normal(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
-        x, _ = _xy(x, y)
-        return np.broadcast_to(self.unit_normal, x.shape + (3,)).copy()
-
     def __repr__(self) -> str:
         return f"Plane(normal={self.unit_normal.round(6).tolist()}, point={self.point.tolist()})"
 
 
-class HeightGrid(Terrain):
+class HeightGrid(_Compiled, Terrain):
     """A regular height grid with bilinear interpolation (the wmrde benchmark terrains, thesis §2.5.4).
 
     ``heights[j, i]`` (m) is the height of node (x_min + i·dx, y_min + j·dy) (m, world); shape (ny, nx),
@@ -195,7 +210,6 @@ class HeightGrid(Terrain):
         h.setflags(write=False)
         self.heights = h
         self.ny, self.nx = h.shape
-        self._flat = h.reshape(-1)
 
     @property
     def x_max(self) -> float:
@@ -211,37 +225,51 @@ class HeightGrid(Terrain):
     def bounds(self) -> Bounds:
         return self.x_min, self.x_max, self.y_min, self.y_max
 
-    def _cell(self, x: ArrayLike, y: ArrayLike, grad: bool) -> tuple[np.ndarray, np.ndarray | None]:
-        x, y = _xy(x, y)
-        fx, fy = (x - self.x_min) / self.dx, (y - self.y_min) / self.dy
-        cx, cy = np.clip(fx, 0.0, self.nx - 1.0), np.clip(fy, 0.0, self.ny - 1.0)
-        i = np.minimum(cx.astype(np.intp), self.nx - 2)
-        j = np.minimum(cy.astype(np.intp), self.ny - 2)
-        tx, ty, k, f = cx - i, cy - j, j * self.nx + i, self._flat
-        h00, h10, h01, h11 = f[k], f[k + 1], f[k + self.nx], f[k + self.nx + 1]
-        a, b, c = h10 - h00, h01 - h00, h11 - h01 - h10 + h00
-        h = h00 + tx * a + ty * b + tx * ty * c
-        if not grad:
-            return h, None
-        gx = np.where(fx == cx, (a + ty * c) / self.dx, 0.0)     # clamped direction: no slope
-        gy = np.where(fy == cy, (b + tx * c) / self.dy, 0.0)
-        return h, _normal_from_grad(gx, gy)
-
-    def height(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
-        return self._cell(x, y, False)[0]
-
-    def normal(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
-        return self._cell(x, y, True)[1]  # type: ignore[return-value]
-
-    def height_normal(self, x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-        return self._cell(x, y, True)  # type: ignore[return-value]
-
     def __repr__(self) -> str:
         return (f"HeightGrid(x {self.x_min:g}..{self.x_max:g} m, y {self.y_min:g}..{self.y_max:g} m, "
                 f"{self.nx}x{self.ny} nodes, dx={self.dx:g}, dy={self.dy:g})")
 
 
-class _Profile(Terrain):
+class SmoothGrid(_Compiled, Terrain):
+    """A :class:`HeightGrid`'s nodes interpolated by a bicubic (C²) spline instead of bilinearly (Auchter's
+    smooth terrains, ``wmr_dynamics.scenarios.auchter_pvc``).
+
+    The interpolating tensor-product cubic spline of scipy's ``RectBivariateSpline`` (s = 0) through the nodes:
+    the heights at the nodes are the grid's, and the normal is the exact normal of the spline surface, so the
+    contact frame turns continuously as a wheel rolls (a bilinear grid's normal jumps at every cell edge).
+    Queries outside the grid are clamped to it, like :class:`HeightGrid` (zero slope across the edge).  Needs at
+    least 4 x 4 nodes.  Attribute ``grid``: the HeightGrid.
+    """
+
+    def __init__(self, grid: HeightGrid) -> None:
+        if not isinstance(grid, HeightGrid) or grid.nx < 4 or grid.ny < 4:
+            raise TerrainError(f"SmoothGrid needs a HeightGrid of at least 4 x 4 nodes, got {grid!r}")
+        from scipy.interpolate import RectBivariateSpline
+
+        self.grid = grid
+        xs = grid.x_min + grid.dx * np.arange(grid.nx)
+        ys = grid.y_min + grid.dy * np.arange(grid.ny)
+        spline = RectBivariateSpline(ys, xs, np.asarray(grid.heights), kx=3, ky=3, s=0)
+        ty, tx = spline.get_knots()  # (y knots, x knots): the spline's first coordinate is y
+        self._tx, self._ty = tx, ty
+        self._coeffs = spline.get_coeffs().reshape(ty.size - 4, tx.size - 4)
+        for a in (self._tx, self._ty, self._coeffs):
+            a.setflags(write=False)
+
+    def spline_knots_coefficients(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(x knots, y knots, coefficients (n_y, n_x)) of the spline h(x, y) = Σ_a Σ_b B_a(y) B_b(x) c[a, b]."""
+        return self._tx, self._ty, self._coeffs
+
+    @property
+    def bounds(self) -> Bounds:
+        """The grid's (x_min, x_max, y_min, y_max), m."""
+        return self.grid.bounds
+
+    def __repr__(self) -> str:
+        return f"SmoothGrid({self.grid!r})"
+
+
+class _Profile(_Compiled, Terrain):
     """A surface h = f(s) of the along-track coordinate s = (p − origin)·(cos yaw, sin yaw) (m)."""
 
     lateral_half_width = 5.0
@@ -251,24 +279,6 @@ class _Profile(Terrain):
         self.yaw = _num("yaw", yaw)
         self.origin = _vec("origin", origin, 2)
         self._dir = np.array([math.cos(self.yaw), math.sin(self.yaw)])
-
-    def _s(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
-        x, y = _xy(x, y)
-        return (x - self.origin[0]) * self._dir[0] + (y - self.origin[1]) * self._dir[1]
-
-    @abc.abstractmethod
-    def _profile(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(h(s), dh/ds)."""
-
-    def height(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
-        return self._profile(self._s(x, y))[0]
-
-    def normal(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
-        return self.height_normal(x, y)[1]
-
-    def height_normal(self, x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-        h, dhds = self._profile(self._s(x, y))
-        return h, _normal_from_grad(dhds * self._dir[0], dhds * self._dir[1])
 
     def _bounds_along(self, s0: float, s1: float) -> Bounds:
         w = self.lateral_half_width
@@ -303,15 +313,6 @@ class Ramp(_Profile):
         self.s_top_end = self.s_top + self.top_length
         self.s_end = self.s_top_end + (self.ramp_height / self._tan if self.down else 0.0)
 
-    def _profile(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        t, top = self._tan, self.ramp_height
-        h = np.clip((s - self.x_start) * t, 0.0, top)
-        dh = np.where((s >= self.x_start) & (s < self.s_top), t, 0.0)
-        if self.down:
-            h = np.minimum(h, np.clip((self.s_end - s) * t, 0.0, top))
-            dh = dh - np.where((s >= self.s_top_end) & (s < self.s_end), t, 0.0)
-        return h, dh
-
     @property
     def bounds(self) -> Bounds:
         return self._bounds_along(self.x_start, self.s_end)
@@ -335,16 +336,12 @@ class Steps(_Profile):
         self.n_steps = _int("Steps n_steps", n_steps, 1)
         self._setup(yaw, origin)
 
-    def _profile(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        k = np.clip(np.floor((s - self.x_start) / self.step_length) + 1.0, 0.0, self.n_steps)
-        return k * self.step_height, np.zeros_like(s)
-
     @property
     def bounds(self) -> Bounds:
         return self._bounds_along(self.x_start, self.x_start + self.n_steps * self.step_length)
 
 
-class Box(Terrain):
+class Box(_Compiled, Terrain):
     """A rectangular block: height ``height`` (m) on its footprint, ``base`` (m, default 0) elsewhere.
 
     The footprint is centred at ``center`` (m, world x-y), of side lengths ``size`` = (lx, ly) (m) along
@@ -360,18 +357,7 @@ class Box(Terrain):
             raise TerrainError(f"Box size must be positive, got {self.size.tolist()}")
         self.box_height, self.yaw = _num("Box height", height), _num("Box yaw", yaw)
         self.base = -math.inf if base == -math.inf else _num("Box base (or -inf)", base)
-        self._c, self._s = math.cos(self.yaw), math.sin(self.yaw)
 
-    def height(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
-        x, y = _xy(x, y)
-        dx, dy = x - self.center[0], y - self.center[1]
-        u, v = self._c * dx + self._s * dy, -self._s * dx + self._c * dy
-        inside = (np.abs(u) <= 0.5 * self.size[0]) & (np.abs(v) <= 0.5 * self.size[1])
-        return np.where(inside, self.box_height, self.base)
-
-    def normal(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
-        x, _ = _xy(x, y)
-        return np.broadcast_to(np.array([0.0, 0.0, 1.0]), x.shape + (3,)).copy()
 
     @property
     def bounds(self) -> Bounds:
@@ -383,7 +369,9 @@ class Composite(Terrain):
     """The pointwise maximum of several surfaces; the normal is that of the surface attaining the max.
 
     On ties the first surface in ``surfaces`` wins.  `bounds` is the union of the members' bounds
-    (None if no member is bounded).
+    (None if no member is bounded).  A composite of built-in surfaces with at most one HeightGrid or SmoothGrid
+    is evaluated by the compiled kernel; one with a user's Terrain among its members combines the members'
+    own answers.
     """
 
     def __init__(self, surfaces: list[Terrain] | tuple[Terrain, ...]) -> None:
@@ -392,6 +380,8 @@ class Composite(Terrain):
             raise TerrainError(f"Composite needs a non-empty sequence of Terrain objects, got {surfaces!r}")
 
     def height_normal(self, x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        if has_exact_form(self):
+            return _compiled_query(self, x, y)
         x, y = _xy(x, y)
         hn = [s.height_normal(x, y) for s in self.surfaces]          # loop over surfaces, not points
         hs = np.stack([np.broadcast_to(h, x.shape) for h, _ in hn])
@@ -400,6 +390,8 @@ class Composite(Terrain):
         return np.take_along_axis(hs, k, 0)[0], np.take_along_axis(ns, k[..., None], 0)[0]
 
     def height(self, x: ArrayLike, y: ArrayLike) -> np.ndarray:
+        if has_exact_form(self):
+            return _compiled_query(self, x, y)[0]
         x, y = _xy(x, y)
         return np.max(np.stack([np.broadcast_to(s.height(x, y), x.shape) for s in self.surfaces]), axis=0)
 
