@@ -381,8 +381,10 @@ def compiled_wheel_contacts(model: WmrModel, T_world: NDArray, terrain_data: Ter
     nw = model.num_wheels
     points, frames = np.empty((nw, 3)), np.empty((nw, 3, 3))
     dz, angle, lateral = np.empty(nw), np.empty(nw), np.empty(nw)
-    bad = wheel_contacts_kernel(_model_data(model), terrain_data, np.ascontiguousarray(T_world, dtype=float),
-                                int(n_samples), points, frames, dz, angle, lateral, int(method))
+    args = (_model_data(model), terrain_data, np.ascontiguousarray(T_world, dtype=float), int(n_samples), points,
+            frames, dz, angle, lateral)
+    # the default method left out: the specialization the compiled steps use (one compile, not two)
+    bad = wheel_contacts_kernel(*args) if method == METHOD_SAMPLED else wheel_contacts_kernel(*args, int(method))
     if bad:
         raise TerrainError(f"terrain returned a non-finite height or normal under wheel {model.wheel_names[bad - 1]}")
     return Contacts(points=points, frames=frames, dz=dz, angle=angle, lateral=lateral)
