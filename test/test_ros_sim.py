@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from geometry_msgs.msg import Twist
+from geometry_msgs.msg import Twist, TwistStamped
 from grid_map_msgs.msg import GridMap
 from nav_msgs.msg import Odometry
 from ros_util import NodeProcess, Probe, grid_map, namespace
@@ -186,12 +186,12 @@ def test_a_urdf_that_does_not_parse_is_a_clear_startup_error(tmp_path):
     assert "wmr-ros-sim: error: parameter urdf_file:" in out and "broken.urdf" in out and "malformed XML" in out
 
 
-def test_sim_time_clock_and_simulated_sensors(tmp_path, probe):
+def test_sim_time_clock_stamped_commands_and_simulated_sensors(tmp_path, probe):
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import Imu, NavSatFix
 
     node = _start(tmp_path, {"vehicle": "zoe", "world": "flat", "real_time_factor": 4.0, "use_sim_time": "true",
-                             "frame_prefix": "clk_", "gps_rate": 5.0}, probe)
+                             "frame_prefix": "clk_", "gps_rate": 5.0, "cmd_vel_stamped": "true"}, probe)
     try:
         ns = node.ns
         odoms = probe.received[f"{ns}/odom"]
@@ -199,8 +199,10 @@ def test_sim_time_clock_and_simulated_sensors(tmp_path, probe):
         imus = probe.subscribe(f"{ns}/imu", Imu, depth=1000)
         gps = probe.subscribe(f"{ns}/gps/odom", Odometry)
         fixes = probe.subscribe(f"{ns}/fix", NavSatFix)
+        stamped = TwistStamped()  # this node takes TwistStamped on cmd_vel
+        stamped.twist = _twist(1.0, 0.25)
         probe.wait_for(lambda: _t(odoms[-1]) > 8.0, 60.0, what="8 s of simulated driving",
-                       every=lambda: probe.publish(f"{ns}/cmd_vel", _twist(1.0, 0.25)))
+                       every=lambda: probe.publish(f"{ns}/cmd_vel", stamped))
         probe.spin(0.5)  # the queued /clock and sensor messages too
         # sim time: stamps from 0 (not the wall clock, 1.7e9 s), /clock carrying the same times
         assert 8.0 < _t(odoms[-1]) < 300.0

@@ -195,3 +195,25 @@ def test_bad_calls_are_named_and_a_failed_step_keeps_the_state_it_started_from()
     clean = stepper.make_data()
     stepper.advance(clean, d.steps, command=(0.5, 0.0))
     np.testing.assert_allclose(d.q, clean.q, atol=1e-12)
+
+
+def test_the_stepper_runs_the_same_kernels_as_python_under_numba_disable_jit():
+    """NUMBA_DISABLE_JIT=1 (debugging, coverage): the stepper calls the plain-Python kernels and gets the
+    compiled run's state."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json; from wmr_dynamics.stepper import Stepper; from wmr_dynamics.terrain import Plane; "
+            "from wmr_dynamics.urdf import load_model; s = Stepper(load_model('zoe'), Plane(), mode='kinematic', "
+            "dt=0.05); d = s.make_data(); [s.advance(d, 2, command=(0.5, 0.3)) for _ in range(3)]; "
+            "print(json.dumps(d.q.tolist()))")
+    out = {}
+    for flag in ("0", "1"):
+        r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, NUMBA_DISABLE_JIT=flag),
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-2000:]
+        out[flag] = np.array(json.loads(r.stdout.strip().splitlines()[-1]))
+    assert out["1"][4] > 0.1  # it drove
+    np.testing.assert_allclose(out["1"], out["0"], atol=1e-9)

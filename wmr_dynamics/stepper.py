@@ -246,7 +246,7 @@ class Stepper:
                 for a in (data.q, data.qvel, data.integral)):
             return self._entry(*args)
         out = self._kernel(*args)
-        if self._entry is None:
+        if self._entry is None and hasattr(self._kernel, "overloads"):  # not under NUMBA_DISABLE_JIT=1
             import numba
 
             cres = self._kernel.overloads.get(tuple(numba.typeof(a) for a in args))
