@@ -6,9 +6,11 @@ in SimData only (shared options, reset).
 """
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 import wmr_dynamics as wmr
 from wmr_dynamics.actuators import PIActuator
@@ -217,3 +219,18 @@ def test_the_stepper_runs_the_same_kernels_as_python_under_numba_disable_jit():
         out[flag] = np.array(json.loads(r.stdout.strip().splitlines()[-1]))
     assert out["1"][4] > 0.1  # it drove
     np.testing.assert_allclose(out["1"], out["0"], atol=1e-9)
+
+
+def test_a_start_pose_below_the_ground_is_placed_on_it_and_nothing_is_launched():
+    """The vehicle YAML puts Zoë 5 m below flat ground: the start is placed on the terrain (§2.2.4), and a
+    dynamic run from it stays on the ground (it used to launch the rover 59 m up)."""
+    root = Path(__file__).resolve().parent.parent
+    cfg = yaml.safe_load((root / "config" / "zoe.yaml").read_text())
+    cfg["initial_pose"] = {"xyz": [0.0, 0.0, -5.0], "rpy": [0.0, 0.0, 0.0]}
+    model = wmr.load_model(root / "urdf" / "zoe.urdf", cfg)
+    stepper = Stepper(model, Plane(), mode="dynamic", dt=0.01)
+    data = stepper.make_data()
+    z0 = data.q[6]
+    assert 0.2 < z0 < 1.0  # on the ground: wheel radius 0.325 m plus the suspension
+    stepper.advance(data, 100, command=(0.5, 0.0))
+    assert abs(data.q[6] - z0) < 0.05 and data.q[4] > 0.2

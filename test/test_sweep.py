@@ -282,6 +282,15 @@ def test_failed_jobs_are_rows_with_an_error_and_exit_code_1(tmp_path, monkeypatc
 
 
 # ---- command line -------------------------------------------------------------------------------------------
+def test_an_out_that_is_a_file_is_refused_before_any_job_runs(tmp_path, capsys):
+    path = write(tmp_path, SMALL)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert sw.main([str(path), "--workers", "1", "--out", str(afile), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "--out" in err and "exists and is not a folder" in err and "Traceback" not in err
+
+
 def test_cli_runs_prints_a_table_and_a_last_json_line(tmp_path, capsys):
     path = write(tmp_path, SMALL)
     assert sw.main([str(path), "--workers", "1", "--out", str(tmp_path / "o"), "--json"]) == 0

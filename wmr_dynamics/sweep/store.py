@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from wmr_dynamics.io.output import OutputError, prepare_dir
 from wmr_dynamics.sweep.scenario import SLIP_NAMES, SweepError
 
 _NAMED_COLUMNS = {"final_pose": ("final_x_m", "final_y_m", "final_z_m", "final_roll_rad", "final_pitch_rad",
@@ -76,7 +77,10 @@ class _Results:
         self._jsonl = None
         if out is None:
             return
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            prepare_dir(out)  # before any job runs: finished jobs are never lost to a bad --out
+        except OutputError as e:
+            raise SweepError(str(e)) from None
         jsonl = out / "results.jsonl"
         if jsonl.exists() and not resume:
             raise SweepError(f"{jsonl} exists: pass --resume to continue that sweep, or use another --out")
