@@ -65,6 +65,7 @@ def test_cmd_vel_drives_odom_at_the_commanded_speed_and_tf_and_joint_states_agre
         tfs = probe.subscribe("/tf", TFMessage)
         joints = probe.subscribe(f"{ns}/joint_states", JointState)
         odoms = probe.received[f"{ns}/odom"]
+        probe.publish(f"{ns}/cmd_vel", _twist(0.5))  # matched before the window starts
         t_start = _t(odoms[-1])
         probe.wait_for(lambda: _t(odoms[-1]) > t_start + 4.0, 30.0, every=lambda: probe.publish(f"{ns}/cmd_vel",
                        _twist(0.5)), what="4 s of simulated driving")
@@ -161,6 +162,7 @@ def test_a_grid_map_with_a_step_raises_the_vehicle_and_bad_maps_are_rejected(tmp
         probe.spin(0.5)
         probe.publish(f"{ns}/terrain_map", grid_map(h, xs[0], ys[0], res))
         probe.wait_for(lambda: "terrain replaced" in node.output(), 10.0, what="the map to be taken")
+        probe.publish(f"{ns}/cmd_vel", _twist(0.5))  # matched before the window starts
         t0 = _t(odoms[-1])
         probe.wait_for(lambda: _t(odoms[-1]) > t0 + 9.0, 60.0,
                        every=lambda: probe.publish(f"{ns}/cmd_vel", _twist(0.5)),
@@ -201,7 +203,9 @@ def test_sim_time_clock_stamped_commands_and_simulated_sensors(tmp_path, probe):
         fixes = probe.subscribe(f"{ns}/fix", NavSatFix)
         stamped = TwistStamped()  # this node takes TwistStamped on cmd_vel
         stamped.twist = _twist(1.0, 0.25)
-        probe.wait_for(lambda: _t(odoms[-1]) > 8.0, 60.0, what="8 s of simulated driving",
+        probe.publish(f"{ns}/cmd_vel", stamped)  # matched before the window starts
+        t0 = _t(odoms[-1])
+        probe.wait_for(lambda: _t(odoms[-1]) > t0 + 8.0, 60.0, what="8 s of simulated driving",
                        every=lambda: probe.publish(f"{ns}/cmd_vel", stamped))
         probe.spin(0.5)  # the queued /clock and sensor messages too
         # sim time: stamps from 0 (not the wall clock, 1.7e9 s), /clock carrying the same times

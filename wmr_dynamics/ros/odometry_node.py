@@ -26,8 +26,6 @@ from collections import deque
 import numpy as np
 import rclpy
 from nav_msgs.msg import Odometry
-from rclpy._rclpy_pybind11 import RCLError
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from tf2_msgs.msg import TFMessage
@@ -36,13 +34,13 @@ from wmr_dynamics import spatial
 from wmr_dynamics.errors import WmrError
 from wmr_dynamics.odometry import OdometryParams, WheelOdometry
 from wmr_dynamics.ros import convert
-from wmr_dynamics.ros.sim_node import load_vehicle_parameters
+from wmr_dynamics.ros.common import ThrottledWarnings, load_vehicle_parameters, run_node
 
 
 class OdometryNode(Node):
     def __init__(self, **kwargs) -> None:  # noqa: ANN003 - rclpy Node options
         super().__init__("wmr_odometry", **kwargs)
-        self._warned: dict[str, float] = {}
+        self._warn = ThrottledWarnings(self)
         model = load_vehicle_parameters(self)
         p = {name: self.declare_parameter(name, default).value for name, default in
              {"params_file": "", "odom_frame": "odom", "base_frame": "", "frame_prefix": "",
@@ -63,7 +61,7 @@ class OdometryNode(Node):
         self.use_imu, self.imu_wait = bool(p["use_imu"]), float(p["imu_wait"])
         self._pending: deque[tuple[int, float, JointState]] = deque()
         self._imu_ns: int | None = None  # stamp of the latest IMU message
-        self._t_start = time.monotonic()
+        self._first_joints: float | None = None  # wall time of the first joint state
         self.create_subscription(JointState, "joint_states", self._on_joints, 200)
         if self.use_imu:
             self.create_subscription(Imu, "imu", self._on_imu, 200)
@@ -71,18 +69,12 @@ class OdometryNode(Node):
         self.get_logger().info(f"{model.name}: {self.odo.params.model} odometry, {self.odom_frame} -> "
                                f"{self.base_frame}")
 
-    def _warn(self, key: str, text: str) -> None:
-        now = time.monotonic()
-        if now - self._warned.get(key, -np.inf) >= 2.0:
-            self._warned[key] = now
-            self.get_logger().warning(text)
-
     def _on_imu(self, msg: Imu) -> None:
         o = msg.orientation
         q = np.array([o.x, o.y, o.z, o.w])
         n = np.linalg.norm(q)
         if not (np.isfinite(n) and n > 0.5):
-            self._warn("imu", f"imu rejected: orientation {q.tolist()} is not a unit quaternion")
+            self._warn(f"imu rejected: orientation {q.tolist()} is not a unit quaternion", "imu")
             return
         roll, pitch, _ = spatial.quat_to_rpy(q / n)
         stamp_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
@@ -91,16 +83,19 @@ class OdometryNode(Node):
         self._drain()
 
     def _on_joints(self, msg: JointState) -> None:
-        self._pending.append((msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec, time.monotonic(), msg))
+        now = time.monotonic()
+        self._first_joints = now if self._first_joints is None else self._first_joints
+        self._pending.append((msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec, now, msg))
         self._drain()
 
     def _drain(self) -> None:
         """Process the waiting joint states that the IMU stream has passed, or that waited imu_wait s (an IMU
-        that never came: after 2 s without any, joint states no longer wait, with one warning)."""
+        that never came: 2 s after the first joint state without any, joint states no longer wait, with a warning)."""
         now = time.monotonic()
-        no_imu = not self.use_imu or (self._imu_ns is None and now - self._t_start > 2.0)
+        no_imu = not self.use_imu or (self._imu_ns is None and self._first_joints is not None
+                                      and now - self._first_joints > 2.0)
         if self.use_imu and no_imu and self._pending:
-            self._warn("no-imu", "no imu messages: odometry without roll/pitch (set use_imu:=false to silence)")
+            self._warn("no imu messages: odometry without roll/pitch (set use_imu:=false to silence)", "no-imu")
         while self._pending:
             stamp_ns, arrived, msg = self._pending[0]
             if not (no_imu or (self._imu_ns is not None and self._imu_ns >= stamp_ns)
@@ -114,13 +109,13 @@ class OdometryNode(Node):
         try:
             used = self.odo.update(t, list(msg.name), msg.position, msg.velocity)
         except WmrError as e:
-            self._warn("joints", f"joint_states rejected: {e}")
+            self._warn(f"joint_states rejected: {e}", "joints")
             return
         if not used:
             return
         q = np.r_[self.odo.quaternion(), self.odo.position]
         if not np.all(np.isfinite(q)):
-            self._warn("nan", "odometry became non-finite; not published")
+            self._warn("odometry became non-finite; not published", "nan")
             return
         stamp = msg.header.stamp
         self.pub_odom.publish(convert.odometry(stamp, self.odom_frame, self.base_frame, q, self.odo.twist,
@@ -131,24 +126,7 @@ class OdometryNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Console script ``wmr-ros-odometry`` (and ``ros2 run wmr_dynamics odometry_node``)."""
-    rclpy.init(args=args)
-    try:
-        node = OdometryNode()
-    except WmrError as e:
-        print(f"wmr-ros-odometry: error: {e}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 2
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except RCLError:
-        if rclpy.ok():
-            raise
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node("wmr-ros-odometry", OdometryNode, rclpy.spin, args)
 
 
 if __name__ == "__main__":

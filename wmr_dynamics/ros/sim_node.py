@@ -46,16 +46,13 @@ an error logged.  Nothing non-finite is ever published.
 from __future__ import annotations
 
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 import rclpy
 from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
-from rclpy._rclpy_pybind11 import RCLError
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
@@ -70,6 +67,7 @@ from wmr_dynamics.errors import WmrError
 from wmr_dynamics.kinematics import forward_kinematics
 from wmr_dynamics.limits import limit_command, limit_rates
 from wmr_dynamics.ros import convert
+from wmr_dynamics.ros.common import ThrottledWarnings, load_vehicle_parameters, run_node
 from wmr_dynamics.ros.convert import MessageError
 
 #: a state whose speed exceeds this (m/s, rad/s) is treated as diverged
@@ -83,7 +81,7 @@ class SimNode(Node):
 
     def __init__(self, **kwargs) -> None:  # noqa: ANN003 - rclpy Node options
         super().__init__("wmr_sim", **kwargs)
-        self._warned: dict[str, float] = {}
+        self._warn = ThrottledWarnings(self)
         self.model = load_vehicle_parameters(self)
         p = self._params()
         from wmr_dynamics.stepper import Stepper
@@ -208,15 +206,6 @@ class SimNode(Node):
         self.data.t, self.data.steps = t, steps
 
     # ---- callbacks ---------------------------------------------------------------------------------------
-    def _warn(self, text: str, key: str | None = None) -> None:
-        """A warning at most every 2 s per kind (``key``, default the text's first word): a stream of bad
-        messages does not flood the log, and one kind does not hide another."""
-        key = key or text.split(" ", 1)[0]
-        now = time.monotonic()
-        if now - self._warned.get(key, -np.inf) >= 2.0:
-            self._warned[key] = now
-            self.get_logger().warning(text)
-
     def _on_twist(self, msg: Twist | TwistStamped) -> None:
         tw = msg.twist if isinstance(msg, TwistStamped) else msg
         v, w = tw.linear.x, tw.angular.z
@@ -388,56 +377,17 @@ class SimNode(Node):
                                                         self.terrain, b, spacing))
 
 
-def load_vehicle_parameters(node: Node):  # noqa: ANN201
-    """Declare the parameters vehicle ("rocky7"), robot_description, urdf_file and vehicle_config on ``node``
-    and load the WmrModel they name (robot_description, else urdf_file, else vehicle); raises WmrError
-    naming the parameter."""
-    from wmr_dynamics.urdf import load_model
-
-    p = {name: node.declare_parameter(name, default).value for name, default in
-         (("vehicle", "rocky7"), ("robot_description", ""), ("urdf_file", ""), ("vehicle_config", ""))}
-    config = p["vehicle_config"] or None
-    if p["robot_description"] and config is None:
-        raise WmrError("parameter vehicle_config: needed with robot_description (the vehicle YAML names the wheels, "
-                       "actuators and contact model)")
-    try:
-        if p["robot_description"]:
-            with tempfile.TemporaryDirectory(prefix="wmr_") as tmp:  # the parser reads files; meshes by absolute path
-                path = Path(tmp) / "robot_description.urdf"
-                path.write_text(p["robot_description"])
-                return load_model(path, config)
-        if p["urdf_file"]:
-            return load_model(p["urdf_file"], config)
-        return load_model(p["vehicle"], config)
-    except WmrError as e:
-        which = "robot_description" if p["robot_description"] else "urdf_file" if p["urdf_file"] else "vehicle"
-        raise WmrError(f"parameter {which}: {e}") from None
+def _spin(node: SimNode) -> None:
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    while rclpy.ok():
+        executor.spin_once(timeout_sec=node.seconds_to_next_step())
+        node.tick()
 
 
 def main(args: list[str] | None = None) -> int:
     """Console script ``wmr-ros-sim`` (and ``ros2 run wmr_dynamics sim_node``)."""
-    rclpy.init(args=args)
-    try:
-        node = SimNode()
-    except WmrError as e:
-        print(f"wmr-ros-sim: error: {e}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 2
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
-        while rclpy.ok():
-            executor.spin_once(timeout_sec=node.seconds_to_next_step())
-            node.tick()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except RCLError:  # the context was shut down by a signal while publishing (ROS_NOTES.md)
-        if rclpy.ok():
-            raise
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node("wmr-ros-sim", SimNode, _spin, args)
 
 
 if __name__ == "__main__":
