@@ -32,6 +32,8 @@ setup(
             "wmr-show = wmr_dynamics.cli:show_main",
             "wmr-sweep = wmr_dynamics.sweep:main",
             "wmr-odometry = wmr_dynamics.cli:odometry_main",
+            "wmr-calibrate = wmr_dynamics.calibration.cli:calibrate_main",
+            "wmr-drive-log = wmr_dynamics.calibration.cli:drive_log_main",
             # ROS 2 nodes: the wmr-ros-* names for pip users, the plain names for `ros2 run wmr_dynamics ...`
             "wmr-ros-sim = wmr_dynamics.ros.sim_node:main",
             "sim_node = wmr_dynamics.ros.sim_node:main",

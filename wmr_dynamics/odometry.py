@@ -52,7 +52,9 @@ class OdometryParams:
     slip: tuple[float, ...] = (0.0,) * 6
     wheels: dict = field(default_factory=dict)
 
-    KEYS = ("model", "slip", "wheels", "covariance", "vehicle", "note")
+    #: keys a calibration writes besides these three (read and kept by the calibration tools, not used here)
+    KEYS = ("model", "slip", "wheels", "covariance", "vehicle", "note", "process_noise", "sensor_offset",
+            "calibration", "alpha")
 
     @classmethod
     def load(cls, path: str | Path) -> OdometryParams:
@@ -67,6 +69,9 @@ class OdometryParams:
         if unknown:
             raise ModelError(f"{p}: unknown keys {sorted(unknown)}; allowed: {list(cls.KEYS)}")
         model = data.get("model", "kinematic")
+        if model == "diffdrive":
+            raise ModelError(f"{p}: model: diffdrive parameters are a calibration baseline (thesis eqs. 3.64-3.66), "
+                             "not an odometry model; calibrate --model enhanced or kinematic for odometry")
         if model not in ("kinematic", "enhanced"):
             raise ModelError(f"{p}: model: expected kinematic or enhanced, got {model!r}")
         slip = data.get("slip", [0.0] * 6)
@@ -203,13 +208,34 @@ class WheelOdometry:
         return True
 
     def _integrate(self, dt: float) -> None:
-        w, v = self.twist[:3], self.twist[3:6]
-        phi, theta = self.roll, self.pitch
-        yaw_rate = (w[1] * math.sin(phi) + w[2] * math.cos(phi)) / max(math.cos(theta), 1e-3)
-        mid = self.yaw + 0.5 * yaw_rate * dt
-        R = spatial.rpy_to_rot((phi, theta, mid))
-        self.position += R @ v * dt
-        self.yaw = math.atan2(math.sin(self.yaw + yaw_rate * dt), math.cos(self.yaw + yaw_rate * dt))
+        pos, yaw = dead_reckon(self.position, self.yaw, self.twist[None], np.array([self.roll]),
+                               np.array([self.pitch]), np.array([dt]))
+        self.position, self.yaw = pos[-1], float(yaw[-1])
+
+
+def rotation_zyx(roll: NDArray, pitch: NDArray, yaw: NDArray) -> NDArray:
+    """(n, 3, 3) R = R_z(ψ) R_y(θ) R_x(φ) of n attitudes (rad) — :func:`wmr_dynamics.spatial.rpy_to_rot`, batched."""
+    cr, sr, cp, sp, cy, sy = np.cos(roll), np.sin(roll), np.cos(pitch), np.sin(pitch), np.cos(yaw), np.sin(yaw)
+    return np.stack([np.stack([cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr], -1),
+                     np.stack([sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr], -1),
+                     np.stack([-sp, cp * sr, cp * cr], -1)], -2)
+
+
+def dead_reckon(position: ArrayLike, yaw: float, twist: NDArray, roll: NDArray, pitch: NDArray,
+                dt: NDArray) -> tuple[NDArray, NDArray]:
+    """Dead reckoning over n segments from ``position`` (m, world) and ``yaw`` (rad): segment k lasts dt[k] s
+    with the body twist twist[k] = [ω_b; v_b] (rad/s, m/s) and the attitude roll[k], pitch[k] (rad):
+
+        ψ̇ = (ω_y sin φ + ω_z cos φ) / cos θ          (Z-Y-X Euler rates)
+        Δp = R(φ, θ, ψ_mid) v_b dt                    (ψ_mid: the segment's midpoint yaw)
+
+    Returns the positions (n, 3) and yaws (n,) (wrapped to (−π, π]) at the end of each segment."""
+    twist = np.atleast_2d(twist)
+    rate = (twist[:, 1] * np.sin(roll) + twist[:, 2] * np.cos(roll)) / np.maximum(np.cos(pitch), 1e-3)
+    yaws = yaw + np.cumsum(rate * dt)
+    R = rotation_zyx(roll, pitch, yaws - 0.5 * rate * dt)
+    pos = np.asarray(position, dtype=float) + np.cumsum(np.einsum("nij,nj->ni", R, twist[:, 3:6]) * dt[:, None], axis=0)
+    return pos, np.arctan2(np.sin(yaws), np.cos(yaws))
 
 
 def odometry_from_bag(bag: str | Path, model: WmrModel, params: OdometryParams | None = None,

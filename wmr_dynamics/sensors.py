@@ -96,6 +96,18 @@ def lla_from_local(xyz: NDArray, datum: tuple[float, float, float]) -> NDArray:
     return np.column_stack([lat, lon, datum[2] + xyz[:, 2]])
 
 
+def local_from_lla(lla: NDArray, datum: tuple[float, float, float]) -> NDArray:
+    """(n, 3) local east-north-up points (m) of latitudes, longitudes (deg) and altitudes (m) about ``datum``
+    (the inverse of :func:`lla_from_local`)."""
+    lla = np.atleast_2d(np.asarray(lla, dtype=float))
+    lat0 = math.radians(datum[0])
+    s2 = math.sin(lat0) ** 2
+    N = WGS84_A / math.sqrt(1 - WGS84_E2 * s2)
+    M = WGS84_A * (1 - WGS84_E2) / (1 - WGS84_E2 * s2) ** 1.5
+    return np.column_stack([np.radians(lla[:, 1] - datum[1]) * N * math.cos(lat0),
+                            np.radians(lla[:, 0] - datum[0]) * M, lla[:, 2] - datum[2]])
+
+
 def specific_force(quat: NDArray, a_world: NDArray) -> NDArray:
     """What an accelerometer measures: f_b = Rᵀ (a_w − g) with g = (0, 0, −G) (m/s²), for (n, 4) attitudes
     (x, y, z, w) and (n, 3) world accelerations."""

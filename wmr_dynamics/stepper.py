@@ -212,6 +212,21 @@ class Stepper:
         self._sim.terrain = terrain
         self.terrain = terrain
 
+    def set_slip(self, slip: object) -> None:
+        """Replace the enhanced model's body slip parameters (``SlipParams``, eqs. 2.48–2.49) for the following
+        steps, without recompiling (calibration evaluates many parameter sets on one stepper); kinematic and
+        enhanced mode only.  Zero parameters give the plain kinematic model."""
+        from wmr_dynamics.kinematics.enhanced import SlipParams
+
+        if self.mode == "dynamic":
+            raise ModelError("set_slip: body slip parameters belong to the kinematic modes, not dynamic mode")
+        if not isinstance(slip, SlipParams):
+            raise ModelError(f"set_slip: expected SlipParams, got {type(slip).__name__}")
+        e = self.engine
+        enhanced = not slip.is_zero
+        e.kd = e.kd._replace(slip=slip.kernel_data(), enhanced=enhanced, margin=e.kd.margin or enhanced)
+        e.kd_margin = e.kd._replace(margin=True)
+
     # ---- stepping --------------------------------------------------------------------------------------
     def advance(self, data: SimData, n: int = 1, command: ArrayLike | None = None,
                 rates: ArrayLike | None = None) -> SimData:

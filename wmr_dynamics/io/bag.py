@@ -66,8 +66,11 @@ class _Msgs:
     def quat(self, q) -> object:  # noqa: ANN001
         return self.T["Quaternion"](x=float(q[0]), y=float(q[1]), z=float(q[2]), w=float(q[3]))
 
-    def odometry(self, ns: int, frame: str, child: str, pos, quat, twist, var: float):  # noqa: ANN001, ANN201
-        T, cov = self.T, np.eye(6).ravel() * var
+    def odometry(self, ns: int, frame: str, child: str, pos, quat, twist, var: float,  # noqa: ANN001, ANN201
+                 rot_var: float | None = None):
+        """``var``: variance of the position (m²), ``rot_var`` of the attitude (rad², default ``var``)."""
+        T = self.T
+        cov = np.diag([var] * 3 + [var if rot_var is None else rot_var] * 3).ravel()
         point = T["Point"](x=float(pos[0]), y=float(pos[1]), z=float(pos[2]))
         pose = T["Pose"](position=point, orientation=self.quat(quat))
         tw = T["Twist"](linear=self.vec(twist[3:6]), angular=self.vec(twist[:3]))
@@ -113,7 +116,8 @@ def write_run(path: str | Path, model, result, sensors, commands: NDArray | None
         n = start_ns + int(round(t * 1e9))
         out.append((n, "/joint_states", T["JointState"](header=M.header(n, ""), name=names, position=p.copy(),
                                                         velocity=v.copy(), effort=np.zeros(0))))
-    sp = spec or SensorSpec(imu_attitude_std=0.0, imu_gyro_std=0.0, imu_accel_std=0.0, gps_position_std=0.0)
+    sp = spec or SensorSpec(imu_attitude_std=0.0, imu_gyro_std=0.0, imu_accel_std=0.0, gps_position_std=0.0,
+                            gps_attitude_std=0.0)
     att, gyro, acc = (np.eye(3).ravel() * s * s for s in (sp.imu_attitude_std, sp.imu_gyro_std, sp.imu_accel_std))
     for t, qa, w, f in zip(sensors.imu_t, sensors.imu_quat, sensors.imu_gyro, sensors.imu_accel, strict=True):
         n = start_ns + int(round(t * 1e9))
@@ -123,7 +127,7 @@ def write_run(path: str | Path, model, result, sensors, commands: NDArray | None
     gvar = sp.gps_position_std ** 2
     for t, pos, qa, lla in zip(sensors.gps_t, sensors.gps_position, sensors.gps_quat, sensors.fix_lla, strict=True):
         n = start_ns + int(round(t * 1e9))
-        out.append((n, "/gps/odom", M.odometry(n, odom, base, pos, qa, np.zeros(6), gvar)))
+        out.append((n, "/gps/odom", M.odometry(n, odom, base, pos, qa, np.zeros(6), gvar, sp.gps_attitude_std ** 2)))
         out.append((n, "/fix", T["NavSatFix"](header=M.header(n, "gps"), status=T["NavSatStatus"](status=0, service=1),
                                              latitude=float(lla[0]), longitude=float(lla[1]), altitude=float(lla[2]),
                                              position_covariance=np.eye(3).ravel() * gvar,
@@ -158,27 +162,124 @@ def _reader_path(path: str | Path) -> Path:
 
 
 def topics(path: str | Path) -> dict[str, str]:
-    """{topic: message type} of a bag."""
+    """{topic: message type} of a bag (of a damaged MCAP file: of the channels before the damage)."""
     from rosbags.highlevel import AnyReader
 
-    with AnyReader([_reader_path(path)], default_typestore=_typestore()) as r:
-        return {c.topic: c.msgtype for c in r.connections}
+    folder = _reader_path(path)
+    try:
+        with AnyReader([folder], default_typestore=_typestore()) as r:
+            return {c.topic: c.msgtype for c in r.connections}
+    except Exception as e:  # noqa: BLE001 - rosbags raises many kinds for damaged files
+        mcap = _damaged_mcap(folder, e)
+        return {topic: msgtype for topic, msgtype in _McapStream(mcap).channels().values()}
 
 
 def read(path: str | Path, wanted: list[str] | None = None,
          raw: bool = False) -> Iterator[tuple[str, str, int, object]]:
     """(topic, message type, log time ns, message) of every message on ``wanted`` topics (default all), in log
     time order; ``raw=True`` gives the CDR bytes instead of a decoded message.  A corrupt or truncated tail
-    ends the iteration with BagError after the messages read before it."""
+    ends the iteration with BagError after the messages read before it (an MCAP file that lost its end — a
+    recorder killed — is read record by record up to the damage, in file order)."""
     from rosbags.highlevel import AnyReader
 
     folder = _reader_path(path)
     try:
-        with AnyReader([folder], default_typestore=_typestore()) as r:
-            conns = [c for c in r.connections if wanted is None or c.topic in wanted]
-            for conn, t_ns, data in r.messages(connections=conns):
-                yield conn.topic, conn.msgtype, t_ns, (bytes(data) if raw else r.deserialize(data, conn.msgtype))
+        reader = AnyReader([folder], default_typestore=_typestore())
+        reader.open()
+    except Exception as e:  # noqa: BLE001
+        mcap = _damaged_mcap(folder, e)
+        yield from _McapStream(mcap).messages(wanted, raw, f"{folder}: damaged bag ({type(e).__name__}: {e})")
+        return
+    try:
+        conns = [c for c in reader.connections if wanted is None or c.topic in wanted]
+        for conn, t_ns, data in reader.messages(connections=conns):
+            yield conn.topic, conn.msgtype, t_ns, (bytes(data) if raw else reader.deserialize(data, conn.msgtype))
     except BagError:
         raise
     except Exception as e:  # noqa: BLE001 - rosbags raises many kinds for damaged files
         raise BagError(f"{folder}: cannot read the bag: {type(e).__name__}: {e}") from None
+    finally:
+        reader.close()
+
+
+def _damaged_mcap(folder: Path, error: Exception) -> Path:
+    """The MCAP file of a bag rosbags cannot open, for the record-by-record reader; BagError otherwise."""
+    files = sorted(folder.glob("*.mcap"))
+    if not files:
+        raise BagError(f"{folder}: cannot read the bag: {type(error).__name__}: {error}") from None
+    return files[0]
+
+
+class _McapStream:
+    """MCAP records read in file order from the start (MCAP spec: magic, then opcode u8, length u64, content),
+    uncompressed chunks opened; stops at the first torn record.  For files without their summary and footer."""
+
+    MAGIC = b"\x89MCAP0\r\n"
+
+    def __init__(self, path: Path) -> None:
+        import struct
+
+        self.path, self._u = path, struct.unpack_from
+        self.data = path.read_bytes()
+        if self.data[:8] != self.MAGIC:
+            raise BagError(f"{path}: not an MCAP file (no MCAP magic at its start)")
+        self.schemas: dict[int, str] = {}
+        self.chans: dict[int, tuple[str, str]] = {}
+        self.torn = False
+
+    def _str(self, buf: bytes, pos: int) -> tuple[str, int]:
+        n = self._u("<I", buf, pos)[0]
+        return bytes(buf[pos + 4:pos + 4 + n]).decode("utf-8", "replace"), pos + 4 + n
+
+    def _records(self, buf: bytes, pos: int, end: int) -> Iterator[tuple[int, bytes]]:
+        while pos + 9 <= end:
+            op, n = buf[pos], self._u("<Q", buf, pos + 1)[0]
+            if pos + 9 + n > end:
+                self.torn = True
+                return
+            body = buf[pos + 9:pos + 9 + n]
+            pos += 9 + n
+            if op == 0x06:  # chunk: start u64, end u64, size u64, crc u32, compression, records (u64 + bytes)
+                comp, q = self._str(body, 28)
+                if comp:
+                    self.torn = True  # a compressed chunk: not read by this fallback
+                    return
+                yield from self._records(body, q + 8, q + 8 + self._u("<Q", body, q)[0])
+            else:
+                yield op, body
+        if pos < end:
+            self.torn = True
+
+    def _scan(self) -> Iterator[tuple[int, bytes]]:
+        for op, body in self._records(memoryview(self.data), 8, len(self.data)):
+            if op == 0x03:  # schema: id u16, name, encoding, data
+                self.schemas[self._u("<H", body, 0)[0]] = self._str(body, 2)[0]
+            elif op == 0x04:  # channel: id u16, schema id u16, topic, encoding, metadata
+                cid, sid = self._u("<HH", body, 0)
+                self.chans[cid] = (self._str(body, 4)[0], self.schemas.get(sid, ""))
+            elif op == 0x05:
+                yield op, body
+            elif op == 0x02:  # footer: the end
+                return
+
+    def channels(self) -> dict[int, tuple[str, str]]:
+        for _ in self._scan():
+            pass
+        return self.chans
+
+    def messages(self, wanted: list[str] | None, raw: bool, damage: str) -> Iterator[tuple[str, str, int, object]]:
+        ts = _typestore()
+        n = 0
+        for _, body in self._scan():  # message: channel u16, sequence u32, log time u64, publish time u64, data
+            cid, _seq, log_ns = self._u("<HIQ", body, 0)
+            topic, msgtype = self.chans.get(cid, ("", ""))
+            if wanted is not None and topic not in wanted:
+                continue
+            data = bytes(body[22:])
+            try:
+                msg = data if raw else ts.deserialize_cdr(data, msgtype)
+            except Exception as e:  # noqa: BLE001
+                raise BagError(f"{damage}; message {n + 1} on {topic} cannot be decoded: {e}") from None
+            n += 1
+            yield topic, msgtype, log_ns, msg
+        raise BagError(f"{damage}; read {n} messages before the damage")
