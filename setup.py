@@ -40,6 +40,8 @@ setup(
             "wmr-ros-odometry = wmr_dynamics.ros.odometry_node:main",
             "odometry_node = wmr_dynamics.ros.odometry_node:main",
             "wmr-bag-play = wmr_dynamics.ros.bag_play:main",
+            "wmr-ros-calibrate = wmr_dynamics.ros.calibration_node:main",
+            "calibration_node = wmr_dynamics.ros.calibration_node:main",
         ],
     },
 )

@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _report import machine_info  # noqa: E402
+from _report import machine_info, update_section  # noqa: E402
 
 from wmr_dynamics import load_model  # noqa: E402
 from wmr_dynamics.calibration import OnlineIpem, Predictor, calibrate, evaluate, intervals, log_from_bag  # noqa: E402
@@ -89,7 +89,7 @@ def run_case(tmp: Path, vehicle: str, ground: str, terrain: str, seed: int) -> d
 
 def markdown(rows: list[dict], total_s: float) -> str:
     m = machine_info()
-    lines = ["# Calibration on synthetic logs (IPEM, thesis ch. 3)", "",
+    lines = ["## Results on synthetic logs", "",
              "Written by `python benchmarks/calibration.py` "
              f"({total_s:.0f} s on {m.get('cpu', 'this machine')}). Each row: two 180 s random drives of the truth "
              "(dynamic model, Pacejka contact with the ground's constants and tyre radius, "
@@ -98,7 +98,7 @@ def markdown(rows: list[dict], total_s: float) -> str:
              "(enhanced model, 2 s intervals), both are evaluated over 10 m segments. `kin.` is the uncalibrated 3D "
              "kinematic model, `kin.+` the online-calibrated enhanced model; 'other log' evaluates the parameters "
              "on the second drive, which they were not calibrated on.", "",
-             "## 10 m horizon (cf. Tables 3.4, 3.5, 3.7, 3.8)", "",
+             "### 10 m horizon (cf. Tables 3.4, 3.5, 3.7, 3.8)", "",
              "| vehicle | ground | terrain | kin. pos. err. (m) | kin.+ pos. err. (m) | reduction | kin. yaw (rad) | "
              "kin.+ yaw (rad) | other log: kin. / kin.+ (m) | other log reduction | settled after (intervals) | "
              "calibration wall (s) |", "| --- " * 12 + "|"]
@@ -112,14 +112,14 @@ def markdown(rows: list[dict], total_s: float) -> str:
                      f"{c1['mean_position_error_m']:.3f} | {red1:.0f} % | {r['settled_at']} | {r['calibrate_s']:.1f} |")
     dd = [r for r in rows if "dd" in r]
     if dd:
-        lines += ["", "## Differential drive baselines, LandTamer, 10 m (cf. Table 3.6)", "",
+        lines += ["", "### Differential drive baselines, LandTamer, 10 m (cf. Table 3.6)", "",
                   "| ground | terrain | diff. drive pos. (m) | yaw (rad) | diff. drive+ (alpha) pos. (m) | yaw (rad) | "
                   "kin.+ pos. (m) |", "| --- " * 7 + "|"]
         for r in dd:
             lines.append(f"| {r['ground']} | {r['terrain']} | {r['dd']['mean_position_error_m']:.3f} | "
                          f"{r['dd']['mean_yaw_error_rad']:.4f} | {r['dd_cal']['mean_position_error_m']:.3f} | "
                          f"{r['dd_cal']['mean_yaw_error_rad']:.4f} | {r['cal_0']['mean_position_error_m']:.3f} |")
-    lines += ["", "## Stochastic model: mean NEES / 3 (1.0 = the predicted covariance matches the scatter)", "",
+    lines += ["", "### Stochastic model: mean NEES / 3 (1.0 = the predicted covariance matches the scatter)", "",
               "Each interval length calibrated separately (as Fig. 3.8; online, then offline: Q' by maximum "
               "likelihood, eqs. 3.46-3.47); 'other log' uses those parameters on the second drive.", "",
               "| vehicle | ground | terrain | 1 s | 2 s | 4 s | other log 1 s | 2 s | 4 s |", "| --- " * 9 + "|"]
@@ -127,7 +127,7 @@ def markdown(rows: list[dict], total_s: float) -> str:
         lines.append(f"| {r['vehicle']} | {r['ground']} | {r['terrain']} | " + " | ".join(
             f"{r[k]:.2f}" for k in ("nees_1", "nees_2", "nees_4", "nees_cross_1", "nees_cross_2", "nees_cross_4"))
             + " |")
-    lines += ["", "## Calibrated parameters p1..p6", "", "| vehicle | ground | terrain | p |", "| --- " * 4 + "|"]
+    lines += ["", "### Calibrated parameters p1..p6", "", "| vehicle | ground | terrain | p |", "| --- " * 4 + "|"]
     for r in rows:
         lines.append(f"| {r['vehicle']} | {r['ground']} | {r['terrain']} | "
                      + ", ".join(f"{v:+.3f}" for v in r["p"]) + " |")
@@ -149,7 +149,7 @@ def main() -> int:
             print(f"[{i + 1}/{len(cases)}] {v} {g} {t} ...", file=sys.stderr, flush=True)
             rows.append(run_case(Path(tmp), v, g, t, seed=1 + i))
     text = markdown(rows, time.perf_counter() - t0)
-    Path(args.out).write_text(text)
+    update_section(args.out, "results", text)
     print(text)
     return 0
 

@@ -50,6 +50,7 @@ def test_wheel_ships_vehicles_launch_files_and_ament_index(wheel):
     assert "sim_node = wmr_dynamics.ros.sim_node:main" in text
     assert "share/wmr_dynamics/launch/sim.launch.py" in data and "share/wmr_dynamics/config/sim.yaml" in data
     assert "share/wmr_dynamics/config/sim.rviz" in data and "share/wmr_dynamics/launch/odometry.launch.py" in data
+    assert "share/wmr_dynamics/launch/calibration.launch.py" in data
     for script in ("wmr-ros-odometry = wmr_dynamics.ros.odometry_node:main",
                    "odometry_node = wmr_dynamics.ros.odometry_node:main",
                    "wmr-bag-play = wmr_dynamics.ros.bag_play:main", "wmr-odometry = wmr_dynamics.cli:odometry_main"):

@@ -58,11 +58,18 @@ class OdometryParams:
 
     @classmethod
     def load(cls, path: str | Path) -> OdometryParams:
+        """Read the YAML file ``path`` (ModelError naming the file and the key for anything wrong)."""
         p = Path(path)
         try:
             data = yaml.safe_load(p.read_text()) or {}
         except (OSError, yaml.YAMLError) as e:
             raise ModelError(f"{p}: cannot read odometry parameters: {e}") from None
+        return cls.from_mapping(data, str(p))
+
+    @classmethod
+    def from_mapping(cls, data: object, p: str = "odometry parameters") -> OdometryParams:
+        """The parameters of an already-parsed YAML mapping (e.g. a calibration node's message); ``p`` names
+        the source in errors."""
         if not isinstance(data, dict):
             raise ModelError(f"{p}: expected a mapping of keys, got {type(data).__name__}")
         unknown = set(data) - set(cls.KEYS)
@@ -114,20 +121,8 @@ class WheelOdometry:
 
     def __init__(self, model: WmrModel, params: OdometryParams | None = None,
                  initial_pose: ArrayLike = (0.0, 0.0, 0.0, 0.0)) -> None:
-        from wmr_dynamics.kinematics.enhanced import SlipParams
-        from wmr_dynamics.stepper import Stepper
-        from wmr_dynamics.terrain import Plane
-
-        params = params or OdometryParams()
-        self.model = apply_params(model, params)
-        self.params = params
-        self.stepper = Stepper(self.model, Plane(), mode=params.model, dt=STEP_S, slip=SlipParams(params.slip))
-        self.data = self.stepper.make_data()
-        self.actuated = self.model.actuated_joint_names
-        from wmr_dynamics.model import is_revolute
-
-        self._revolute = np.array([is_revolute(int(self.model.joint_type[self.model.joint_index(n) + 1]))
-                                   for n in self.actuated])
+        self._base = model
+        self._build(params or OdometryParams())
         pose = np.asarray(initial_pose, dtype=float)
         if pose.shape != (4,) or not np.all(np.isfinite(pose)):
             raise ModelError(f"initial_pose: expected finite x, y, z (m), yaw (rad), got {pose.tolist()}")
@@ -141,6 +136,31 @@ class WheelOdometry:
         self.t: float | None = None
         self._t_model = 0.0
         self._last_pos: NDArray | None = None
+
+    def _build(self, params: OdometryParams) -> None:
+        from wmr_dynamics.kinematics.enhanced import SlipParams
+        from wmr_dynamics.model import is_revolute
+        from wmr_dynamics.stepper import Stepper
+        from wmr_dynamics.terrain import Plane
+
+        self.model = apply_params(self._base, params)
+        self.params = params
+        self.stepper = Stepper(self.model, Plane(), mode=params.model, dt=STEP_S, slip=SlipParams(params.slip))
+        self.data = self.stepper.make_data()
+        self.actuated = self.model.actuated_joint_names
+        self._revolute = np.array([is_revolute(int(self.model.joint_type[self.model.joint_index(n) + 1]))
+                                   for n in self.actuated])
+
+    def set_params(self, params: OdometryParams) -> None:
+        """Switch to new calibrated parameters (a calibration running live) without losing the pose: new slip
+        parameters take effect at the next update; new wheel radii or another model rebuild the model."""
+        from wmr_dynamics.kinematics.enhanced import SlipParams
+
+        if params.wheels != self.params.wheels or params.model != self.params.model:
+            self._build(params)
+        else:
+            self.stepper.set_slip(SlipParams(params.slip))
+            self.params = params
 
     def rpy(self) -> NDArray:
         return np.array([self.roll, self.pitch, self.yaw])

@@ -101,6 +101,8 @@ def params_mapping(model: WmrModel, result: CalibrationResult, pred: Predictor, 
     offset[:2] = par.get("sensor_x", offset[0]), par.get("sensor_y", offset[1])
     out["sensor_offset"] = [float(v) for v in offset]
     out["calibration"] = {"log": source, "intervals": result.intervals, "accepted": result.accepted}
+    if "radius_scale" in par:
+        out["calibration"]["radius_scale"] = par["radius_scale"]
     out["note"] = "written by wmr-calibrate (IPEM, Seegmiller 2014 ch. 3)"
     return out
 

@@ -140,7 +140,8 @@ class OnlineSettings:
             of its initial standard deviation): 0 for a fixed vehicle, more to follow changing conditions.
         gate: Mahalanobis distance above which an interval is an outlier (eq. 3.68).
         stochastic: calibrate s as well.  stochastic_after: accepted intervals before s is updated (large
-            early residuals would overestimate Q′, §3.2.4).
+            early residuals would overestimate Q′, §3.2.4).  s_max: bounds on s (the thesis bounds Q′ for
+            the same reason, §3.2.4; a transient the model cannot follow must not swamp the systematic part).
     """
 
     p_std: float = 0.5
@@ -150,6 +151,7 @@ class OnlineSettings:
     gate: float = DEFAULT_GATE
     stochastic: bool = True
     stochastic_after: int = 5
+    s_max: tuple[float, float, float] = (0.5, 0.5, 0.2)
 
 
 @dataclass
@@ -217,7 +219,7 @@ class OnlineIpem:
             xi = np.r_[self.p, self.s] + K @ y  # eq. 3.53
             I_KH = np.eye(n + 3) - K @ H
             self.cov = I_KH @ self.cov @ I_KH.T + K @ R @ K.T  # eq. 3.54 in Joseph form (stays symmetric PSD)
-            self.p, self.s = xi[:n], np.abs(xi[n:])  # Q′ = UᵀU: the sign of s is immaterial
+            self.p, self.s = xi[:n], np.minimum(np.abs(xi[n:]), st.s_max)  # Q′ = UᵀU: s's sign is immaterial
             self.accepted += 1
         step = Step(iv, fit.r, fit.R_mu, d_m, bool(ok), self.p.copy(), self.s.copy())
         self.history.append(step)

@@ -164,49 +164,100 @@ def log_from_bag(bag: str | Path, model: WmrModel, joint_states_topic: str = "/j
     if pose_type == "sensor_msgs/msg/NavSatFix" and not use_imu:
         raise CalibrationError(f"{bag}: a NavSatFix pose topic ({pose_topic}) needs an IMU topic for the yaw; "
                                f"{imu_topic!r} is not in the bag")
-    names = model.actuated_joint_names
-    J, I, P, notes = [], [], [], {}
-    ref: list[int] = []
+    builder = LogBuilder(model, "navsatfix" if pose_type == "sensor_msgs/msg/NavSatFix" else "odometry", pose_std,
+                         str(bag))
+    add = {joint_states_topic: builder.joint_state, pose_topic: builder.pose, imu_topic: builder.imu}
     try:
         for topic, _, _, msg in read(bag, [joint_states_topic, pose_topic] + ([imu_topic] if use_imu else [])):
-            ns = _stamp(msg)
-            if not ref:
-                ref.append(ns - ns % 10**9)
-            t = (ns - ref[0]) * 1e-9
-            if topic == joint_states_topic:
-                J.append((t, *_joint_row(msg, names)))
-            elif topic == imu_topic:
-                o = msg.orientation
-                r, p, y = spatial.quat_to_rpy(np.array([o.x, o.y, o.z, o.w]))
-                I.append((t, r, p, y, float(msg.orientation_covariance[8])))
-            else:
-                P.append((t, msg))
+            add[topic](msg)
     except BagError as e:
-        notes["truncated"] = str(e)
+        builder.notes["truncated"] = str(e)
         if not quiet:
-            print(f"warning: {e}; using the {len(J)} joint states and {len(P)} poses read before it",
+            print(f"warning: {e}; using the {len(builder.J)} joint states and {len(builder.P)} poses read before it",
                   file=sys.stderr)
-    if not J:
-        raise CalibrationError(f"{bag}: no messages on {joint_states_topic}")
-    pos = np.array([j[1] for j in J])
-    if not np.isfinite(pos).any() and not np.isfinite(np.array([j[2] for j in J])).any():
-        seen = sorted({n for j in J for n in j[3]})
-        raise CalibrationError(f"{bag}: {joint_states_topic} names none of {model.name}'s actuated joints "
-                               f"({', '.join(names)}); the messages name: {', '.join(seen[:20])}")
-    imu = np.array([i[:5] for i in I]).reshape(-1, 5)
-    std = pose_std
-    if pose_type == "nav_msgs/msg/Odometry":
-        poses = [(t, m.pose.pose.position.x, m.pose.pose.position.y,
-                  spatial.quat_to_rpy(np.array([m.pose.pose.orientation.x, m.pose.pose.orientation.y,
-                                                m.pose.pose.orientation.z, m.pose.pose.orientation.w]))[2],
-                  _yaw_std_cov(m.pose.covariance, std or DEFAULT_POSE_STD) if std is None else
-                  np.diag([std[0] ** 2, std[0] ** 2, std[1] ** 2])) for t, m in P]
-    else:
-        poses = _fix_poses(P, imu, std)
-    return DrivingLog(list(names), np.array([j[0] for j in J]), pos, np.array([j[2] for j in J]),
-                      imu[:, 0], imu[:, 1:3], np.array([p[0] for p in poses]),
-                      np.array([p[1:4] for p in poses]).reshape(-1, 3),
-                      np.array([p[4] for p in poses]).reshape(-1, 3, 3), ref[0], str(bag), notes)
+    return builder.build(topic=joint_states_topic)
+
+
+class LogBuilder:
+    """Collects JointState, Imu and Odometry / NavSatFix messages (rosbags or rclpy objects) into a
+    :class:`DrivingLog`: the bag reader and the live calibration node share it.  Times are s from the whole
+    second of the first stamp seen; a NavSatFix datum is the first valid fix."""
+
+    def __init__(self, model: WmrModel, pose_type: str = "odometry", pose_std: tuple[float, float] | None = None,
+                 source: str = "") -> None:
+        if pose_type not in ("odometry", "navsatfix"):
+            raise CalibrationError(f"pose type {pose_type!r}: expected odometry or navsatfix")
+        self.model, self.pose_type, self.pose_std, self.source = model, pose_type, pose_std, source
+        self.names = list(model.actuated_joint_names)
+        self.J: list[tuple] = []
+        self.I: list[tuple] = []
+        self.P: list[tuple] = []
+        self.notes: dict = {}
+        self.ref_ns: int | None = None
+        self.datum: tuple[float, float, float] | None = None
+
+    def seconds(self, ns: int) -> float:
+        if self.ref_ns is None:
+            self.ref_ns = ns - ns % 10**9
+        return (ns - self.ref_ns) * 1e-9
+
+    def joint_state(self, msg: object) -> float:
+        t = self.seconds(_stamp(msg))
+        self.J.append((t, *_joint_row(msg, self.names)))
+        return t
+
+    def imu(self, msg: object) -> float:
+        t = self.seconds(_stamp(msg))
+        o = msg.orientation
+        r, p, y = spatial.quat_to_rpy(np.array([o.x, o.y, o.z, o.w]))
+        self.I.append((t, r, p, y, float(msg.orientation_covariance[8])))
+        return t
+
+    def pose(self, msg: object) -> float:
+        t = self.seconds(_stamp(msg))
+        self.P.append((t, msg))
+        return t
+
+    def prune(self, before: float) -> None:
+        """Forget messages stamped before ``before`` (s): a live node keeps a window."""
+        self.J = [j for j in self.J if j[0] >= before]
+        self.I = [i for i in self.I if i[0] >= before]
+        self.P = [p for p in self.P if p[0] >= before]
+
+    def build(self, t_from: float = -math.inf, t_to: float = math.inf, topic: str = "joint states",
+              poses: tuple[float, float] | None = None) -> DrivingLog:
+        """The :class:`DrivingLog` of the messages stamped in [t_from, t_to] (s); ``poses``: the poses' own
+        time range (default the same)."""
+        J = [j for j in self.J if t_from <= j[0] <= t_to]
+        if not J:
+            raise CalibrationError(f"{self.source}: no messages on {topic}")
+        pos, vel = np.array([j[1] for j in J]), np.array([j[2] for j in J])
+        if not np.isfinite(pos).any() and not np.isfinite(vel).any():
+            seen = sorted({n for j in J for n in j[3]})
+            raise CalibrationError(f"{self.source}: {topic} names none of {self.model.name}'s actuated joints "
+                                   f"({', '.join(self.names)}); the messages name: {', '.join(seen[:20])}")
+        imu = np.array([i[:5] for i in self.I if t_from - 1.0 <= i[0] <= t_to]).reshape(-1, 5)
+        p_from, p_to = poses or (t_from, t_to)
+        P = [p for p in self.P if p_from - 1e-9 <= p[0] <= p_to + 1e-9]
+        std = self.pose_std
+        if self.pose_type == "odometry":
+            poses = [(t, m.pose.pose.position.x, m.pose.pose.position.y, _yaw(m.pose.pose.orientation),
+                      _yaw_std_cov(m.pose.covariance, DEFAULT_POSE_STD) if std is None else
+                      np.diag([std[0] ** 2, std[0] ** 2, std[1] ** 2])) for t, m in P]
+        else:
+            if self.datum is None:
+                first = next((m for _, m in self.P if int(m.status.status) >= 0 and math.isfinite(m.latitude)), None)
+                if first is not None:
+                    self.datum = (first.latitude, first.longitude, first.altitude)
+            poses = _fix_poses(P, imu, std, self.datum)
+        return DrivingLog(list(self.names), np.array([j[0] for j in J]), pos, vel, imu[:, 0], imu[:, 1:3],
+                          np.array([p[0] for p in poses]), np.array([p[1:4] for p in poses]).reshape(-1, 3),
+                          np.array([p[4] for p in poses]).reshape(-1, 3, 3), self.ref_ns or 0, self.source,
+                          dict(self.notes))
+
+
+def _yaw(o: object) -> float:
+    return float(spatial.quat_to_rpy(np.array([o.x, o.y, o.z, o.w]))[2])
 
 
 def _joint_row(msg: object, names: list[str]) -> tuple[NDArray, NDArray, list[str]]:
@@ -225,15 +276,16 @@ def _joint_row(msg: object, names: list[str]) -> tuple[NDArray, NDArray, list[st
     return pos, vel, mn
 
 
-def _fix_poses(P: list, imu: NDArray, std: tuple[float, float] | None) -> list[tuple]:
-    """NavSatFix → (t, x east, y north (m) about the first valid fix, yaw from the IMU at that time, Σ_meas)."""
+def _fix_poses(P: list, imu: NDArray, std: tuple[float, float] | None,
+               datum: tuple[float, float, float] | None) -> list[tuple]:
+    """NavSatFix → (t, x east, y north (m) about ``datum``, yaw from the IMU at that time, Σ_meas)."""
     from wmr_dynamics.sensors import local_from_lla
 
     fixes = [(t, m) for t, m in P if int(m.status.status) >= 0 and math.isfinite(m.latitude)]
     if not fixes or len(imu) == 0:
         return []
     lla = np.array([[m.latitude, m.longitude, m.altitude] for _, m in fixes])
-    xyz = local_from_lla(lla, tuple(lla[0]))
+    xyz = local_from_lla(lla, datum or tuple(lla[0]))
     out = []
     for (t, m), p in zip(fixes, xyz, strict=True):
         k = int(np.clip(np.searchsorted(imu[:, 0], t), 0, len(imu) - 1))

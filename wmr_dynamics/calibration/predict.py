@@ -113,17 +113,11 @@ class Predictor:
                  sensor_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
         if kind not in KINDS:
             raise CalibrationError(f"model {kind!r}: expected one of {', '.join(KINDS)}")
-        if list(log.joint_names) != list(model.actuated_joint_names):
-            raise CalibrationError(f"{log.source}: the log's joints {log.joint_names} are not {model.name}'s "
-                                   f"actuated joints {model.actuated_joint_names}")
-        self.model, self.log, self.kind = model, log, kind
+        self.model, self.kind = model, kind
         self.names = MODEL_PARAMS[kind] + (SENSOR_PARAMS if sensor_params else ())
         self.sensor_offset = np.array(sensor_offset, dtype=float)
-        self.rates = np.nan_to_num(log.rates())
-        mid = 0.5 * (log.joint_t[1:] + log.joint_t[:-1])
-        self._imu_k = np.searchsorted(log.imu_t, mid, side="right") - 1  # the IMU sample in effect (−1: none)
         self._wheel = np.array([n in model.wheel_joint_names for n in model.actuated_joint_names])
-        self._cache: dict = {}
+        self.use_log(log)
         if kind == "diffdrive":
             self._diffdrive_setup()
         else:
@@ -134,6 +128,17 @@ class Predictor:
             self.stepper = Stepper(model, Plane(), mode="enhanced", dt=STEP_S, slip=SlipParams())
             self._q_rest = self.stepper.make_data().q.copy()
             self._slip = None
+
+    def use_log(self, log: DrivingLog) -> None:
+        """Predict on another log of the same vehicle (online calibration: the latest window of messages)."""
+        if list(log.joint_names) != list(self.model.actuated_joint_names):
+            raise CalibrationError(f"{log.source}: the log's joints {log.joint_names} are not {self.model.name}'s "
+                                   f"actuated joints {self.model.actuated_joint_names}")
+        self.log = log
+        self.rates = np.nan_to_num(log.rates())
+        mid = 0.5 * (log.joint_t[1:] + log.joint_t[:-1])
+        self._imu_k = np.searchsorted(log.imu_t, mid, side="right") - 1  # the IMU sample in effect (−1: none)
+        self._cache: dict = {}
 
     @property
     def nominal(self) -> NDArray:

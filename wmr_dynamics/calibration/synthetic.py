@@ -25,13 +25,16 @@ from wmr_dynamics.terrain import Terrain
 @dataclass
 class DriveSpec:
     """A random drive: duration (s), speed and yaw-rate bounds (m/s, rad/s), seconds between random commands,
-    the radius (m) beyond which the vehicle is turned home, and the seed."""
+    the radius (m) beyond which the vehicle is turned home, the driver's acceleration limits (m/s², rad/s²:
+    commands ramp, as a driver's do), and the seed."""
 
     duration: float = 180.0
     v_max: float = 2.9
     w_max: float = 0.8
     hold_s: float = 3.0
     radius_m: float = 40.0
+    a_max: float = 1.0
+    alpha_max: float = 1.0
     seed: int = 0
 
 
@@ -103,6 +106,11 @@ def drive(model: WmrModel, terrain: Terrain, spec: DriveSpec | None = None, cont
             yaw = data.pose()[5]
             err = math.atan2(-away[1], -away[0]) - yaw
             w = float(np.clip(2.0 * math.atan2(math.sin(err), math.cos(err)), -spec.w_max, spec.w_max))
+        if k:  # the driver's acceleration limits
+            v = float(np.clip(v, C[k - 1, 0] - spec.a_max * dt, C[k - 1, 0] + spec.a_max * dt))
+            w = float(np.clip(w, C[k - 1, 1] - spec.alpha_max * dt, C[k - 1, 1] + spec.alpha_max * dt))
+        else:
+            v = w = 0.0
         C[k] = v, w
         stepper.advance(data, 1, command=(v, w))
         Q[k + 1], QV[k + 1] = data.q, data.qvel

@@ -11,7 +11,9 @@ replayed bag gives the same path as ``wmr-odometry`` on the bag.
 
 Parameters: vehicle / urdf_file / robot_description / vehicle_config (as the simulator node), params_file
 (calibrated odometry parameters: model, slip, wheels), odom_frame ("odom"), base_frame (the URDF's root
-link), frame_prefix, initial_pose, publish_tf (true), use_imu (true), imu_wait (0.2 s: how long a joint
+link), frame_prefix, initial_pose, publish_tf (true), use_imu (true), params_topic
+("calibration/parameters": the calibration node's latched parameter YAML, applied as it comes; "" for
+none), imu_wait (0.2 s: how long a joint
 state waits for the IMU stream to pass its stamp, so the attitude applied to it does not depend on which
 topic's message arrived first).  Malformed messages (unknown or missing joints, NaN)
 are rejected with a throttled warning.
@@ -25,9 +27,12 @@ from collections import deque
 
 import numpy as np
 import rclpy
+import yaml
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile
 from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from wmr_dynamics import spatial
@@ -45,7 +50,7 @@ class OdometryNode(Node):
         p = {name: self.declare_parameter(name, default).value for name, default in
              {"params_file": "", "odom_frame": "odom", "base_frame": "", "frame_prefix": "",
               "initial_pose": [0.0, 0.0, 0.0, 0.0], "publish_tf": True, "use_imu": True,
-              "imu_wait": 0.2}.items()}
+              "imu_wait": 0.2, "params_topic": "calibration/parameters"}.items()}
         try:
             params = OdometryParams.load(p["params_file"]) if p["params_file"] else None
             self.odo = WheelOdometry(model, params, list(p["initial_pose"]))
@@ -63,11 +68,23 @@ class OdometryNode(Node):
         self._imu_ns: int | None = None  # stamp of the latest IMU message
         self._first_joints: float | None = None  # wall time of the first joint state
         self.create_subscription(JointState, "joint_states", self._on_joints, 200)
+        if p["params_topic"]:  # a calibration node running live: switch to each new estimate
+            latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+            self.create_subscription(String, p["params_topic"], self._on_params, latched)
         if self.use_imu:
             self.create_subscription(Imu, "imu", self._on_imu, 200)
             self.create_timer(0.05, self._drain)
         self.get_logger().info(f"{model.name}: {self.odo.params.model} odometry, {self.odom_frame} -> "
                                f"{self.base_frame}")
+
+    def _on_params(self, msg: String) -> None:
+        try:
+            params = OdometryParams.from_mapping(yaml.safe_load(msg.data), "calibration parameters message")
+            self.odo.set_params(params)
+        except (WmrError, yaml.YAMLError) as e:
+            self._warn(f"calibration parameters rejected: {e}", "params")
+            return
+        self.get_logger().info(f"calibrated parameters applied: {params.model}, slip {list(params.slip)}")
 
     def _on_imu(self, msg: Imu) -> None:
         o = msg.orientation
