@@ -21,9 +21,16 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from wmr_dynamics import spatial
+from wmr_dynamics import checks, spatial
 from wmr_dynamics.controllers import BodyVelocityController
-from wmr_dynamics.errors import ModelError, WmrError
+from wmr_dynamics.errors import (
+    ArgumentError,
+    CommandError,
+    ModelError,
+    SimulationError,
+    StateError,
+    WorkLimitError,
+)
 from wmr_dynamics.kinematics.enhanced import SlipParams
 from wmr_dynamics.model import WmrModel
 from wmr_dynamics.terrain import Terrain
@@ -34,10 +41,6 @@ INTEGRATORS = ("euler", "rk4")
 CONTACT_TOLERANCE = 0.01  # m: a wheel counts as "in contact" when Δz <= 1 cm
 
 Command = tuple[float, float] | Callable[[float], tuple[float, float]]
-
-
-class SimulationError(WmrError, RuntimeError):
-    """The simulation could not continue (non-finite state, terrain hole under a wheel, ...)."""
 
 
 @dataclass
@@ -189,8 +192,13 @@ class Simulator:
             raise ModelError(f"mode '{mode}' is not one of {', '.join(MODES)}")
         if integrator not in INTEGRATORS:
             raise ModelError(f"integrator '{integrator}' is not one of {', '.join(INTEGRATORS)}")
-        if not (np.isfinite(dt) and dt > 0):
-            raise ModelError(f"dt must be a positive number of seconds, got {dt!r}")
+        if not isinstance(model, WmrModel):
+            raise ArgumentError(f"model: expected a WmrModel (wmr_dynamics.load_model(...)), got "
+                                f"{type(model).__name__}")
+        if not isinstance(terrain, Terrain):
+            raise ArgumentError(f"terrain: expected a Terrain (wmr_dynamics.terrain.load_terrain(...)), got "
+                                f"{type(terrain).__name__}")
+        dt = checks.number("dt", dt, positive=True, unit="seconds")
         self.model, self.terrain, self.mode, self.dt, self.integrator = model, terrain, mode, float(dt), integrator
         self.controller = controller or BodyVelocityController(model)
         self.slip = slip or SlipParams()
@@ -281,9 +289,7 @@ class Simulator:
         ws = self._scratch_ws
         ws.in_contact[:] = True if in_contact is None else in_contact
         ws.qvel[:] = 0.0 if qvel_prev is None else qvel_prev
-        q = np.array(q, dtype=float)
-        if q.shape != (self.model.num_states,) or not np.all(np.isfinite(q)):
-            raise ModelError(f"q: expected {self.model.num_states} finite numbers, got shape {q.shape}")
+        q = checks.state("q", q, self.model.num_states)
         return c, ws, q
 
     def _command_row(self, q: NDArray, v: float, omega: float, rates: NDArray | None) -> tuple:
@@ -297,10 +303,8 @@ class Simulator:
         if rates is None:
             return c.cd, np.array([v, omega], dtype=float)
         na = len(self.model.actuated_joint_names)
-        r = np.array(rates, dtype=float).ravel()
-        if r.size != na or not np.all(np.isfinite(r)):
-            raise ModelError(f"joint rates: expected {na} finite numbers ({', '.join(self.model.actuated_joint_names)})"
-                             f", got {r.tolist()}")
+        r = checks.vector("joint rates", rates, na, f"rates ({', '.join(self.model.actuated_joint_names)})",
+                          CommandError)
         return c.cd_direct, r
 
     def run(self, duration: float, command: Command, q0: NDArray | None = None, progress: bool | None = None,
@@ -314,11 +318,17 @@ class Simulator:
                 with its time estimate before and the time taken after (default: estimates above ~2 s).
             qvel0: dynamic mode: initial joint-space velocity [ω_b; v_b; θ̇] (default zero).
         """
-        if not (np.isfinite(duration) and duration > 0):
-            raise ModelError(f"duration must be a positive number of seconds, got {duration!r}")
-        cmd = command if callable(command) else (lambda _t, c=tuple(command): c)
+        duration = checks.number("duration", duration, positive=True, unit="seconds")
+        if callable(command):
+            cmd = command
+        else:
+            c = tuple(checks.vector("command", command, 2, "numbers (v m/s, omega rad/s)", CommandError))
+            cmd = lambda _t, c=c: c  # noqa: E731
         _check_result_size(self.model, duration, self.dt)
-        q = self.initial_state() if q0 is None else np.asarray(q0, dtype=float)
+        q = self.initial_state() if q0 is None else checks.state("q0", q0, self.model.num_states)
+        if qvel0 is not None:
+            qvel0 = checks.vector("qvel0", qvel0, self.model.num_dof,
+                                  "joint-space velocities [omega_b; v_b; joint rates]", StateError)
         if self.mode == "dynamic":
             return self._run_dynamic(duration, cmd, q, progress, qvel0)
         n = int(round(duration / self.dt))
@@ -399,7 +409,7 @@ class Simulator:
         """Dynamic mode on the compiled path: the whole run is one call (``wmr_dynamics.compiled``)."""
         m = self.model
         cmds = np.array([_checked_command(cmd, tk) for tk in t])
-        qvel = np.zeros(m.num_dof) if qvel0 is None else np.asarray(qvel0, dtype=float)
+        qvel = np.zeros(m.num_dof) if qvel0 is None else qvel0
         self.compiled.warm_up()  # one-off compilation / cache load stays out of the timed loop
         r, wall = _one_call(len(t) - 1, _DYNAMIC_STEP_S * m.num_wheels / 4, progress,
                             lambda: self.compiled.rollout(q, qvel, cmds, self.dt))
@@ -423,8 +433,8 @@ class Simulator:
             raise ModelError("rollout_batch needs mode='dynamic' on the compiled engine "
                              f"(mode={self.mode!r}, engine used: {self.engine_used})")
         m = self.model
-        q0 = self.initial_state() if q0 is None else np.asarray(q0, dtype=float)
-        qvel0 = np.zeros(m.num_dof) if qvel0 is None else np.asarray(qvel0, dtype=float)
+        q0 = self.initial_state() if q0 is None else q0
+        qvel0 = np.zeros(m.num_dof) if qvel0 is None else qvel0
         self.compiled.warm_up(batch=True)
         start = time.perf_counter()
         Q, stats, status = self.compiled.rollout_batch(q0, qvel0, commands, self.dt, contact_params)
@@ -480,7 +490,7 @@ def _check_result_size(model: WmrModel, duration: float, dt: float) -> None:
     per_step = 8 * (model.num_states + model.num_dof + 14 * nw + 4)
     size = (n + 1) * per_step
     if size > MAX_RESULT_BYTES:
-        raise ModelError(f"duration {duration:g} s at dt {dt:g} s is {n:.3g} steps: the result would take "
+        raise WorkLimitError(f"duration {duration:g} s at dt {dt:g} s is {n:.3g} steps: the result would take "
                          f"{size / 2**30:.1f} GiB (limit {MAX_RESULT_BYTES / 2**30:.0f} GiB); shorten the run, "
                          "use a larger dt, or step it in pieces (wmr_dynamics.stepper.Stepper)")
 
@@ -496,9 +506,9 @@ def _checked_command(cmd: Callable[[float], tuple[float, float]], t: float) -> t
         v, omega = cmd(t)
         v, omega = float(v), float(omega)
     except (TypeError, ValueError) as e:
-        raise ModelError(f"command at t={t:g} s must be (v m/s, omega rad/s): {e}") from None
+        raise CommandError(f"command at t={t:g} s must be (v m/s, omega rad/s): {e}") from None
     if not (np.isfinite(v) and np.isfinite(omega)):
-        raise ModelError(f"command at t={t:g} s is not finite: v={v}, omega={omega}")
+        raise CommandError(f"command at t={t:g} s is not finite: v={v}, omega={omega}")
     return v, omega
 
 

@@ -31,7 +31,7 @@ import yaml
 from numpy.typing import NDArray
 
 from wmr_dynamics import spatial
-from wmr_dynamics.errors import ModelError, UrdfError
+from wmr_dynamics.errors import ModelError, UrdfError, VehicleConfigError
 from wmr_dynamics.model import Frame, JointConstraint, JointSpring, Wheel, WmrModel
 from wmr_dynamics.vehicle_schema import validate as validate_config
 
@@ -576,4 +576,22 @@ def load_model(name_or_path: str | Path, config: str | Path | dict | None = None
         raise UrdfError(f"{cfg_name}: unknown keys {sorted(unknown)}; allowed: {sorted(YAML_KEYS)}")
     validate_config(cfg, cfg_name)
     robot = _parse_urdf(urdf_path)
-    return _Builder(urdf_path, robot, cfg, cfg_name).build()
+    model = _Builder(urdf_path, robot, cfg, cfg_name).build()
+    _check_models(model, cfg, cfg_name)
+    return model
+
+
+def _check_models(model: WmrModel, cfg: dict, cfg_name: str) -> None:
+    """Build the YAML's actuator and contact models once at load time, so a missing or wrong parameter is
+    reported naming the vehicle YAML (not later, when a dynamic simulation is set up)."""
+    from wmr_dynamics.actuators import actuator_from_config
+    from wmr_dynamics.contact_models import contact_model_from_config
+
+    try:
+        if cfg.get("actuators"):
+            actuator_from_config(dict(cfg["actuators"]), len(model.actuated_joint_names))
+        if cfg.get("contact"):
+            contact_model_from_config(dict(cfg["contact"]), model.wheel_radii, model.wheel_widths,
+                                      mass=model.total_mass, n_wheels=model.num_wheels)
+    except ModelError as e:
+        raise VehicleConfigError(f"{cfg_name}: {e}") from None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from wmr_dynamics import checks
 from wmr_dynamics.actuators import PIActuator, TorqueSpeedActuator
 from wmr_dynamics.compiled import cache as _cache
 from wmr_dynamics.compiled import callbacks as _cb
@@ -26,7 +27,7 @@ from wmr_dynamics.contact_models._terra import lut_kernel, terra_kernel
 from wmr_dynamics.contact_models.linear import _linear_kernel
 from wmr_dynamics.contact_models.pacejka import _pacejka_kernel
 from wmr_dynamics.controllers import BodyVelocityController
-from wmr_dynamics.errors import ModelError, WmrError
+from wmr_dynamics.errors import ArgumentError, ModelError, SimulationError, StateError, WmrError
 from wmr_dynamics.model import WmrModel
 
 #: columns of the ``stats`` array of :func:`rollout_batch`
@@ -193,20 +194,12 @@ class CompiledDynamics:
                                 np.zeros((nw, 3)), np.zeros((2, nw)), np.zeros(4))
         self.raise_status(st, k, 0.01)
 
-    def _commands(self, cmds: NDArray, lead: tuple) -> NDArray:
-        c = np.ascontiguousarray(cmds, dtype=float)
-        if c.ndim != len(lead) + 2 or c.shape[:len(lead)] != lead or c.shape[-1] != self.n_cmd or c.shape[-2] < 1:
-            what = "(v m/s, omega rad/s)" if self.n_cmd == 2 else f"{self.n_cmd} actuated joint rates"
-            raise ModelError(f"commands: expected shape {(*lead, 'steps+1', self.n_cmd)} of {what}, got {c.shape}")
-        if not np.all(np.isfinite(c)):
-            k = np.argwhere(~np.isfinite(c))[0].tolist()
-            raise ModelError(f"commands: non-finite value at index {k}")
-        return c
+    def _commands(self, cmds: NDArray, lead: tuple | None) -> NDArray:
+        what = "(v m/s, omega rad/s) rows" if self.n_cmd == 2 else f"rows of {self.n_cmd} actuated joint rates"
+        return checks.command_array("commands", cmds, lead, self.n_cmd, what)
 
     def _check_dt(self, dt: float) -> float:
-        if not (np.isfinite(dt) and dt > 0):
-            raise ModelError(f"dt must be a positive number of seconds, got {dt!r}")
-        return float(dt)
+        return checks.number("dt", dt, positive=True, unit="seconds")
 
     def rollout(self, q0: NDArray, qvel0: NDArray, cmds: NDArray, dt: float,
                 integral: NDArray | None = None) -> Rollout:
@@ -216,8 +209,9 @@ class CompiledDynamics:
         m, dt = self.model, self._check_dt(dt)
         cmds = self._commands(cmds, ())
         n1, nw = cmds.shape[0], m.num_wheels
-        q0 = np.ascontiguousarray(q0, dtype=float)
-        qvel0 = np.ascontiguousarray(qvel0, dtype=float)
+        q0 = checks.state("q0", q0, m.num_states)
+        qvel0 = checks.vector("qvel0", qvel0, m.num_dof, "joint-space velocities [omega_b; v_b; joint rates]",
+                              StateError)
         out = Rollout(np.full((n1, m.num_states), np.nan), np.zeros((n1, m.num_dof)), np.zeros((n1, nw)),
                       np.zeros((n1, nw, 3)), np.zeros((n1, nw)), np.zeros((n1, nw, 3)), np.zeros((n1, nw)),
                       np.zeros((n1, nw)), np.zeros(n1), np.zeros(n1), np.ones(n1, dtype=np.bool_))
@@ -240,19 +234,20 @@ class CompiledDynamics:
         per-trajectory contact parameter rows (the layout of the model's ``kernel_data()[0]``).
         """
         dt = self._check_dt(dt)
-        cmds = np.ascontiguousarray(cmds, dtype=float)
-        N = cmds.shape[0] if cmds.ndim == 3 else -1
-        cmds = self._commands(cmds, (N,))
+        cmds = self._commands(cmds, None)
+        N = cmds.shape[0]
         m = self.model
-        q0 = _rows("q0", q0, N, m.num_states)
-        qvel0 = _rows("qvel0", qvel0, N, m.num_dof)
+        q0 = checks.state_rows("q0", q0, N, m.num_states)
+        qvel0 = checks.rows("qvel0", qvel0, N, m.num_dof)
         if contact_params is None:
             P = np.zeros((0, *self.fd.contact_P.shape))
         else:
-            P = np.ascontiguousarray(contact_params, dtype=float)
-            if P.shape[0] != N or P.shape[2:] != self.fd.contact_P.shape[1:] or P.shape[1] not in (1, m.num_wheels):
-                raise ModelError(f"contact_params: expected shape ({N}, 1 or {m.num_wheels}, "
-                                 f"{self.fd.contact_P.shape[1]}), got {P.shape}")
+            P = checks.as_float_array("contact_params", contact_params)
+            if P.ndim != 3 or P.shape[0] != N or P.shape[2:] != self.fd.contact_P.shape[1:] \
+                    or P.shape[1] not in (1, m.num_wheels):
+                raise ArgumentError(f"contact_params: expected shape ({N}, 1 or {m.num_wheels}, "
+                                    f"{self.fd.contact_P.shape[1]}), got {P.shape}")
+            checks.finite("contact_params", P)
         Q = np.full((N, cmds.shape[1], m.num_states), np.nan)
         stats = np.zeros((N, len(BATCH_STATS)))
         status = np.zeros((N, 2), dtype=np.int64)
@@ -325,15 +320,16 @@ class CompiledKinematics:
         from wmr_dynamics.compiled.kinematics import kinematic_rollout
 
         m = self.model
-        c = np.ascontiguousarray(cmds, dtype=float)
-        if c.ndim != 2 or c.shape[1] != self.n_cmd or not np.all(np.isfinite(c)):
-            raise ModelError(f"commands: expected finite rows of {self.n_cmd} values, got shape {c.shape}")
+        what = "(v m/s, omega rad/s) rows" if self.n_cmd == 2 else f"rows of {self.n_cmd} actuated joint rates"
+        c = checks.command_array("commands", cmds, (), self.n_cmd, what)
+        dt = checks.number("dt", dt, positive=True, unit="seconds")
+        q0 = checks.state("q0", q0, m.num_states)
         n1, nw = c.shape[0], m.num_wheels
         Q = np.full((n1, m.num_states), np.nan)
         QV, DZ, CP = np.zeros((n1, m.num_dof)), np.zeros((n1, nw)), np.zeros((n1, nw, 3))
         VC, RES, ROLL = np.zeros((n1, nw)), np.zeros(n1), np.full(n1, np.nan)
         status, row = kinematic_rollout(self.md, self.td, self.cd, self.kd, self.workspace(),
-                                        np.ascontiguousarray(q0, dtype=float), c, float(dt), Q, QV, DZ, CP, VC, RES,
+                                        q0, c, dt, Q, QV, DZ, CP, VC, RES,
                                         ROLL)
         self.raise_status(status, row, dt)
         return Q, QV, DZ, CP, VC, RES, ROLL
@@ -352,7 +348,7 @@ _KIN_STATUS = {1: "the terrain returned a non-finite height or normal under a wh
 
 def _raise_status(model: WmrModel, table: dict, status: int, row: int, dt: float) -> None:
     if status != 0:
-        raise ModelError(f"{model.name}: step {row} (t = {row * dt:g} s): {table.get(status, status)}")
+        raise SimulationError(f"{model.name}: step {row} (t = {row * dt:g} s): {table.get(status, status)}")
 
 
 def _ignore_model_error(call) -> None:  # noqa: ANN001
@@ -361,16 +357,6 @@ def _ignore_model_error(call) -> None:  # noqa: ANN001
         call()
     except ModelError:
         pass
-
-
-def _rows(name: str, x: NDArray, N: int, width: int) -> NDArray:
-    """``x`` as an (N, width) finite C array: one row for all trajectories, or one per trajectory."""
-    x = np.asarray(x, dtype=float)
-    if x.shape not in ((width,), (N, width)):
-        raise ModelError(f"{name}: expected shape ({width},) or ({N}, {width}), got {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise ModelError(f"{name}: contains NaN or inf")
-    return np.ascontiguousarray(np.broadcast_to(x, (N, width)))
 
 
 class ForceBalanceProblem:
