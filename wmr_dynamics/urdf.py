@@ -31,7 +31,7 @@ import yaml
 from numpy.typing import NDArray
 
 from wmr_dynamics import spatial
-from wmr_dynamics.errors import ModelError, UrdfError, VehicleConfigError
+from wmr_dynamics.errors import ImplausibleModelError, ModelError, UrdfError, VehicleConfigError
 from wmr_dynamics.model import Frame, JointConstraint, JointSpring, Wheel, WmrModel
 from wmr_dynamics.vehicle_schema import validate as validate_config
 
@@ -39,6 +39,13 @@ YAML_KEYS = {"name", "urdf", "base_link", "description", "actuated_joints", "whe
              "constraint_models", "joint_springs", "contact", "actuators", "controller", "initial_pose"}
 WHEEL_KEYS = {"radius", "width", "shape", "tube_radius"}
 _AXES = "XYZ"
+
+#: Plausibility limits of a wheeled robot's URDF (SI units); larger magnitudes are refused as wrong units or a
+#: corrupt file (a 1e30 m wheel or a 1e30 kg·m² inertia makes every force balance fail).
+MAX_LINK_MASS = 1e6          # kg, per link (a 400 t mining truck's body is 4e5 kg)
+MAX_INERTIA = 1e7            # kg·m², any entry of a link's inertia matrix
+MAX_OFFSET = 1e3             # m, joint origins, centres of mass and collision origins
+MAX_WHEEL_RADIUS = 10.0      # m, as the vehicle YAML's wheels.*.radius
 
 
 # ---- locating files --------------------------------------------------------------------------------
@@ -195,13 +202,24 @@ def _link_mass(path: Path, link) -> tuple[float, NDArray, NDArray]:
     except (TypeError, ValueError):
         raise UrdfError(f"{where}: <mass value> is missing or not a number") from None
     if not np.isfinite(mass) or mass < 0:
-        raise UrdfError(f"{where}: mass must be a finite number >= 0 kg, got {mass}")
+        raise ImplausibleModelError(f"{where}: mass must be a finite number >= 0 kg, got {mass}")
+    if mass > MAX_LINK_MASS:
+        raise ImplausibleModelError(f"{where}: mass {mass:g} kg is beyond the plausible {MAX_LINK_MASS:g} kg "
+                                    "(wrong units?)")
     I = np.zeros((3, 3)) if inertial.inertia is None else np.array(inertial.inertia.to_matrix(), dtype=float)  # noqa: E741
     if not np.all(np.isfinite(I)):
         raise UrdfError(f"{where}: <inertia> has NaN or inf entries")
+    if np.abs(I).max() > MAX_INERTIA:
+        raise ImplausibleModelError(f"{where}: <inertia> entry {np.abs(I).max():g} kg·m² is beyond the plausible "
+                                    f"{MAX_INERTIA:g} kg·m² (wrong units?)")
+    if np.abs(I).max() > 0 and np.linalg.eigvalsh(0.5 * (I + I.T)).min() < -1e-9 * np.abs(I).max():
+        raise ImplausibleModelError(f"{where}: <inertia> is not positive semi-definite (principal moments "
+                                    f"{np.linalg.eigvalsh(0.5 * (I + I.T)).round(9).tolist()} kg·m²)")
     if mass == 0 and np.abs(I).max() > 0:
         raise UrdfError(f"{where}: mass is zero but the inertia is not; give the link its mass")
     T = _origin(inertial)
+    if np.abs(T[:3, 3]).max() > MAX_OFFSET:
+        raise ImplausibleModelError(f"{where}: <origin xyz> {T[:3, 3].tolist()} m lies beyond ±{MAX_OFFSET:g} m")
     return mass, T[:3, 3].copy(), T[:3, :3] @ I @ T[:3, :3].T
 
 
@@ -348,6 +366,14 @@ class _Builder:
                     found[j.name] = (np.nan, np.nan)
                     continue
                 radius, length, Tc = cyl
+                if not (np.isfinite(radius) and 0 < radius <= MAX_WHEEL_RADIUS):
+                    raise ImplausibleModelError(
+                        f"{self.path}: wheel link '{j.child}' (joint '{j.name}'): <cylinder radius> must be in "
+                        f"(0, {MAX_WHEEL_RADIUS:g}] m, got {radius:g}")
+                if not (np.isfinite(length) and 0 <= length <= MAX_WHEEL_RADIUS):
+                    raise ImplausibleModelError(
+                        f"{self.path}: wheel link '{j.child}' (joint '{j.name}'): <cylinder length> must be in "
+                        f"[0, {MAX_WHEEL_RADIUS:g}] m, got {length:g}")
                 axis = self.joint_axis(j)
                 if abs(abs(axis @ Tc[:3, 2]) - 1.0) > 1e-6:
                     raise self.err(f"wheel joint '{j.name}' turns about {axis.round(4).tolist()} but the cylinder "
@@ -426,6 +452,10 @@ class _Builder:
         """Frame for movable joint j (axis already aligned, see joint_alignment), limits, mass properties."""
         Ra = self.align[link]
         target = int(np.argmax(np.abs(Ra.T @ self.joint_axis(j))))
+        xyz = _origin(j)[:3, 3]
+        if not np.all(np.isfinite(xyz)) or np.abs(xyz).max() > MAX_OFFSET:
+            raise ImplausibleModelError(f"{self.path}: joint '{j.name}': <origin xyz> {xyz.tolist()} m must be finite "
+                                        f"and within ±{MAX_OFFSET:g} m")
         T0 = T_parent_link @ _origin(j)
         T0[:3, :3] = T0[:3, :3] @ Ra
         kind = "P" if j.type == "prismatic" else "R"
