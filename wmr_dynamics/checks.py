@@ -96,7 +96,9 @@ def _unit_quaternions(name: str, q: NDArray) -> NDArray:
     if np.max(off) > QUAT_TOLERANCE:
         warnings.warn(f"{name}: the body quaternion has norm {float(np.atleast_1d(norms)[np.argmax(off)]):.6g}; "
                       "normalised to a unit quaternion", stacklevel=3)
-    q[..., :4] /= norms[..., None]
+    # quaternions already unit to rounding stay bit-identical (a state handed back in equals the one handed out)
+    scale = np.where(off > 4 * np.finfo(float).eps, norms, 1.0)
+    q[..., :4] /= scale[..., None]
     return q
 
 

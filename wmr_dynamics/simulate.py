@@ -26,6 +26,7 @@ from wmr_dynamics.controllers import BodyVelocityController
 from wmr_dynamics.errors import (
     ArgumentError,
     CommandError,
+    DivergenceError,
     ModelError,
     SimulationError,
     StateError,
@@ -329,6 +330,23 @@ class Simulator:
         if qvel0 is not None:
             qvel0 = checks.vector("qvel0", qvel0, self.model.num_dof,
                                   "joint-space velocities [omega_b; v_b; joint rates]", StateError)
+        peak = np.zeros(2)  # the largest |v| and |omega| commanded, for the divergence check
+
+        def tracked(tk: float, cmd: Callable = cmd) -> tuple[float, float]:
+            out = cmd(tk)
+            try:
+                np.maximum(peak, np.abs(np.asarray(out, dtype=float)), out=peak)
+            except (TypeError, ValueError):
+                pass  # a malformed command: _checked_command names it
+            return out
+
+        result = self._run(duration, tracked, q, progress, qvel0)
+        check_divergence(self.model, result, float(peak[0]), float(peak[1]))
+        return result
+
+    def _run(self, duration: float, cmd: Callable, q: NDArray, progress: bool | None,
+             qvel0: NDArray | None) -> SimResult:
+        """The run of :meth:`run`, its arguments checked."""
         if self.mode == "dynamic":
             return self._run_dynamic(duration, cmd, q, progress, qvel0)
         n = int(round(duration / self.dt))
@@ -439,7 +457,36 @@ class Simulator:
         start = time.perf_counter()
         Q, stats, status = self.compiled.rollout_batch(q0, qvel0, commands, self.dt, contact_params)
         wall = time.perf_counter() - start
+        _flag_diverged(m, Q, np.asarray(commands, dtype=float), self.dt, status)
         return BatchResult(self.dt, np.arange(Q.shape[1]) * self.dt, Q, stats, status, wall)
+
+
+#: ``BatchResult.status`` code of a trajectory that ran to its end but diverged (its body faster than the command
+#: and the wheels allow, see :func:`allowed_body_speed`); the row is the first step too fast
+STATUS_DIVERGED = 100
+
+
+def _wheel_reach(model: WmrModel) -> float:
+    """Largest horizontal distance (m) of a wheel centre from the body origin in the neutral state."""
+    from wmr_dynamics.kinematics import forward_kinematics
+
+    T = forward_kinematics(model, model.neutral_state())
+    return float(np.max(np.linalg.norm(T[model.wheel_frame, :2, 3] - T[0, :2, 3], axis=1)))
+
+
+def _flag_diverged(model: WmrModel, Q: NDArray, cmds: NDArray, dt: float, status: NDArray) -> None:
+    """Mark (status :data:`STATUS_DIVERGED`, first row too fast) the trajectories of a batch that finished but
+    whose body moved faster than :func:`allowed_body_speed` allows for their commands."""
+    if Q.shape[1] < 2 or cmds.shape[-1] != 2:
+        return
+    reach = _wheel_reach(model)
+    speed = np.linalg.norm(np.diff(Q[:, :, 4:7], axis=1), axis=2) / dt  # (N, n)
+    peak = np.abs(cmds).max(axis=1)  # (N, 2)
+    for i in np.flatnonzero(status[:, 0] == 0):
+        limit, _ = allowed_body_speed(model, float(peak[i, 0]), float(peak[i, 1]), reach)
+        fast = np.flatnonzero(~(speed[i] <= limit))
+        if fast.size:
+            status[i] = (STATUS_DIVERGED, int(fast[0]))
 
 
 @dataclass
@@ -449,7 +496,8 @@ class BatchResult:
     Attributes:
         t: (n+1,) s.  q: (N, n+1, nq) states (NaN after a failed step).  stats: (N, 8) per trajectory,
             columns ``wmr_dynamics.compiled.engine.BATCH_STATS`` (also as :meth:`stat`).  status: (N, 2)
-            status code (0 = ok) and failing row.  wall_time_s: wall time of the compiled call.
+            status code (0 = ok, :data:`STATUS_DIVERGED` = ran on but diverged, others: the step failed) and
+            the failing row.  wall_time_s: wall time of the compiled call.
     """
 
     dt: float
@@ -493,6 +541,74 @@ def _check_result_size(model: WmrModel, duration: float, dt: float) -> None:
         raise WorkLimitError(f"duration {duration:g} s at dt {dt:g} s is {n:.3g} steps: the result would take "
                          f"{size / 2**30:.1f} GiB (limit {MAX_RESULT_BYTES / 2**30:.0f} GiB); shorten the run, "
                          "use a larger dt, or step it in pieces (wmr_dynamics.stepper.Stepper)")
+
+
+#: body speeds (m/s) below this never count as divergence (a fall, a slide down a slope)
+DIVERGENCE_SPEED_FLOOR = 40.0
+#: a body faster than this factor times what the command and the wheels allow has diverged
+DIVERGENCE_SPEED_FACTOR = 2.0
+
+
+def allowed_body_speed(model: WmrModel, v_peak: float, omega_peak: float, reach: float) -> tuple[float, str]:
+    """The body speed (m/s) above which a run counts as diverged, and what bounds it (for the message).
+
+    What the command asks for, ``v_peak + omega_peak · reach`` (m/s; ``reach`` the wheels' distance from the body
+    origin, m), and what the drive wheels can give, ``max(limit · radius)`` of the actuated wheels' URDF speed
+    limits (m/s, when all are finite), whichever is smaller, times :data:`DIVERGENCE_SPEED_FACTOR`, but never
+    below :data:`DIVERGENCE_SPEED_FLOOR`.
+    """
+    want = v_peak + omega_peak * reach
+    why = f"the command asks for {want:.3g} m/s"
+    act = list(model.actuated_joint_names)
+    lims = model.actuated_velocity_limits
+    rim = [lims[act.index(j)] * r for j, r in zip(model.wheel_joint_names, model.wheel_radii, strict=True)
+           if j in act]
+    if rim and np.all(np.isfinite(rim)) and max(rim) < want:
+        want, why = float(max(rim)), f"the wheels' speed limits allow {max(rim):.3g} m/s"
+    return max(DIVERGENCE_SPEED_FLOOR, DIVERGENCE_SPEED_FACTOR * want), why
+
+
+def check_divergence(model: WmrModel, r: SimResult, v_peak: float, omega_peak: float) -> None:
+    """Raise :class:`~wmr_dynamics.errors.DivergenceError` (with the run as ``.result``) if the run went
+    physically absurd: a non-finite state, a wheel sunk deeper than its diameter into the ground, or the body
+    faster than the command and the wheels allow (:func:`allowed_body_speed`).  The message names the time,
+    the likely cause and the fix."""
+    q, t, dt = r.q, r.t, r.dt
+    fail: tuple[int, str] | None = None
+    finite = np.isfinite(q).all(axis=1)
+    if not finite.all():
+        k = int(np.flatnonzero(~finite)[0])
+        fail = (k, "the state became non-finite")
+    # a wheel against a step face may measure a contact error of the step's height (more than its radius on
+    # the preset steps), so the bound is a wheel wholly under the ground: deeper than its diameter
+    radius = model.wheel_radii
+    sunk = r.dz < -2.0 * radius[None, :]
+    if sunk.any():
+        k, i = (int(v) for v in np.argwhere(sunk)[0])
+        if fail is None or k < fail[0]:
+            fail = (k, f"wheel '{r.wheel_names[i] if r.wheel_names else i}' is {-r.dz[k, i]:.3g} m deep in the "
+                       f"ground, more than its diameter {2 * radius[i]:g} m")
+    if len(t) > 1:
+        p = np.where(finite[:, None], q[:, 4:7], 0.0)
+        reach = float(np.nanmax(np.linalg.norm(r.contact_points[0] - q[0, 4:7], axis=1))) if finite[0] else 0.0
+        limit, why = allowed_body_speed(model, v_peak, omega_peak, reach if np.isfinite(reach) else 0.0)
+        speed = np.linalg.norm(np.diff(p, axis=0), axis=1) / dt
+        fast = (speed > limit) & finite[1:] & finite[:-1]
+        if fast.any():
+            k = int(np.flatnonzero(fast)[0])
+            if fail is None or k < fail[0]:
+                fail = (k, f"in the step to t = {t[k + 1]:g} s the body moved at {speed[k]:.3g} m/s, beyond "
+                           f"{limit:.3g} m/s ({why})")
+    if fail is None:
+        return
+    k, what = fail
+    err = DivergenceError(
+        f"{model.name}: {r.mode} run diverged at t = {t[k]:g} s (step {k}): {what}.  Likely cause: a time step "
+        f"too large for the command or the contact stiffness (dt = {dt:g} s), or a command beyond the vehicle's "
+        "limits.  Fix: a smaller dt, or a command within the joint speed limits "
+        "(wmr_dynamics.limits.limit_command)")
+    err.result = r
+    raise err
 
 
 def _kin_status(status: int) -> str:

@@ -27,7 +27,7 @@ from wmr_dynamics.contact_models._terra import lut_kernel, terra_kernel
 from wmr_dynamics.contact_models.linear import _linear_kernel
 from wmr_dynamics.contact_models.pacejka import _pacejka_kernel
 from wmr_dynamics.controllers import BodyVelocityController
-from wmr_dynamics.errors import ArgumentError, ModelError, SimulationError, StateError, WmrError
+from wmr_dynamics.errors import ArgumentError, DivergenceError, ModelError, SimulationError, StateError, WmrError
 from wmr_dynamics.model import WmrModel
 
 #: columns of the ``stats`` array of :func:`rollout_batch`
@@ -222,6 +222,7 @@ class CompiledDynamics:
                                       np.empty(max(len(integral), 1)), out.q, out.qvel, out.dz, out.contact_points,
                                       out.contact_speed, out.contact_force, out.slip_ratio, out.slip_angle,
                                       out.iterations, out.cost, out.converged, True)
+        _raise_diverged(m, status, row, dt, out.q)
         self.raise_status(status, row, dt)
         return out
 
@@ -331,6 +332,7 @@ class CompiledKinematics:
         status, row = kinematic_rollout(self.md, self.td, self.cd, self.kd, self.workspace(),
                                         q0, c, dt, Q, QV, DZ, CP, VC, RES,
                                         ROLL)
+        _raise_diverged(m, status, row, dt, Q)
         self.raise_status(status, row, dt)
         return Q, QV, DZ, CP, VC, RES, ROLL
 
@@ -348,7 +350,27 @@ _KIN_STATUS = {1: "the terrain returned a non-finite height or normal under a wh
 
 def _raise_status(model: WmrModel, table: dict, status: int, row: int, dt: float) -> None:
     if status != 0:
-        raise SimulationError(f"{model.name}: step {row} (t = {row * dt:g} s): {table.get(status, status)}")
+        diverged = (table is _STATUS and status == 2) or (table is _KIN_STATUS and status == 3)
+        error = DivergenceError if diverged else SimulationError
+        raise error(f"{model.name}: step {row} (t = {row * dt:g} s): {table.get(status, status)}")
+
+
+def _raise_diverged(model: WmrModel, status: int, row: int, dt: float, Q: NDArray) -> None:
+    """A failed rollout whose states before the failure went non-finite or flew off (faster than 1 km/s)
+    diverged: say so (DivergenceError) rather than blame what the kernel tripped over (e.g. the terrain query
+    at a NaN position)."""
+    if status == 0:
+        return
+    rows = Q[:row + 1]
+    done = rows[np.isfinite(rows).all(axis=1)]
+    speed = np.linalg.norm(np.diff(done[:, 4:7], axis=0), axis=1) / dt if len(done) > 1 else np.zeros(0)
+    if len(done) < len(rows) or (speed.size and speed.max() > 1e3):
+        what = ("the state became non-finite" if len(done) < len(rows)
+                else f"the body moved at {speed.max():.3g} m/s")
+        raise DivergenceError(
+            f"{model.name}: step {row} (t = {row * dt:g} s): the run diverged: {what}.  Likely cause: a time step "
+            f"too large for the command (dt = {dt:g} s) or a command beyond the vehicle's limits.  Fix: a smaller "
+            "dt, or a command within the joint speed limits (wmr_dynamics.limits.limit_command)")
 
 
 def _ignore_model_error(call) -> None:  # noqa: ANN001
