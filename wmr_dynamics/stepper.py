@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from wmr_dynamics import checks, spatial
 from wmr_dynamics.controllers import BodyVelocityController
-from wmr_dynamics.errors import CommandError, ModelError, StateError
+from wmr_dynamics.errors import ArgumentError, CommandError, ModelError, StateError
 from wmr_dynamics.model import WmrModel
 from wmr_dynamics.terrain import Terrain
 
@@ -201,7 +201,7 @@ class Stepper:
         """Replace the ground for the following steps (e.g. a new height grid from a map message); the engine
         is not recompiled (every terrain kind is one argument type)."""
         if not isinstance(terrain, Terrain):
-            raise ModelError(f"set_terrain: expected a Terrain, got {type(terrain).__name__}")
+            raise ArgumentError(f"set_terrain: expected a Terrain, got {type(terrain).__name__}")
         from wmr_dynamics.compiled.engine import terrain_data
 
         self.engine.td = terrain_data(terrain)
@@ -215,9 +215,9 @@ class Stepper:
         controller, or ``rates`` = the actuated joints' rates (rad/s or m/s, ``model.actuated_joint_names``
         order).  Raises ModelError (``data`` then holds the state the failing step started from)."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise ModelError(f"advance: n must be a non-negative integer number of steps, got {n!r}")
+            raise ArgumentError(f"advance: n must be a non-negative integer number of steps, got {n!r}")
         if (command is None) == (rates is None):
-            raise ModelError("advance: give exactly one of command=(v, omega) or rates=[...]")
+            raise CommandError("advance: give exactly one of command=(v, omega) or rates=[...]")
         if rates is not None:
             row = _vector("rates", rates, len(self.model.actuated_joint_names))
         else:

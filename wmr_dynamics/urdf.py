@@ -81,7 +81,13 @@ def _resolve(name_or_path: str | Path, config: str | Path | dict | None) -> tupl
         cfg = _read_yaml(p)
         if "urdf" not in cfg:
             raise UrdfError(f"{p}: key 'urdf' (path of the URDF, relative to this file) is missing")
-        return (p.parent / str(cfg["urdf"])).resolve(), p
+        if not isinstance(cfg["urdf"], str) or not cfg["urdf"].strip():
+            raise VehicleConfigError(f"{p}: urdf: expected the path of the URDF (relative to this file), got "
+                                     f"{cfg['urdf']!r}")
+        urdf = (p.parent / cfg["urdf"]).resolve()
+        if not urdf.is_file():
+            raise UrdfError(f"{p}: urdf: {cfg['urdf']!r} ({urdf}) is not a file")
+        return urdf, p
     if p.suffix == "" and "/" not in text:
         for d in data_dirs():
             if (d / "urdf" / f"{text}.urdf").is_file():

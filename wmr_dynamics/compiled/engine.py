@@ -34,7 +34,9 @@ from wmr_dynamics.model import WmrModel
 BATCH_STATS = ("max_abs_slip_ratio", "max_abs_slip_angle_rad", "min_normal_force_N", "max_abs_dz_m",
                "max_contact_speed_mps", "mean_iterations", "converged", "rolled_over")
 
-_STATUS = {1: "the terrain returned a non-finite height or normal under a wheel",
+_TERRAIN_NAN = ("the terrain returned a non-finite height or normal under a wheel (a hole in the terrain's data, or a "
+                "state that diverged within the step: try a smaller dt, or a command within the vehicle's limits)")
+_STATUS = {1: _TERRAIN_NAN,
            2: "the force balance produced a non-finite velocity (time step too large?)",
            3: "the joint-space inertia matrix is not positive definite (check the URDF inertias)",
            4: "the controller produced a non-finite joint rate command"}
@@ -341,7 +343,7 @@ class CompiledKinematics:
         _raise_status(self.model, _KIN_STATUS, status, row, dt)
 
 
-_KIN_STATUS = {1: "the terrain returned a non-finite height or normal under a wheel",
+_KIN_STATUS = {1: _TERRAIN_NAN,
                2: "the kinematic constraint system is singular",
                3: "the state became non-finite",
                4: "the controller produced a non-finite joint rate command",
