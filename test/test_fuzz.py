@@ -93,6 +93,10 @@ JUNK = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4)
 NUMBER_TEXT = st.one_of(NUMBERS.map(repr), st.sampled_from(["nan", "inf", "-inf", "", "abc", "1e999", "0x10",
                                                              "1,2", " ", "1e30", "-0", "NaN"]),
                         st.text(max_size=8))
+PLAUSIBLE = st.floats(-3.0, 3.0)
+#: mostly plausible numbers, sometimes junk: deep enough to get past the first check
+MOSTLY_OK = st.one_of(PLAUSIBLE, PLAUSIBLE, PLAUSIBLE, NUMBERS)
+MOSTLY_OK_TEXT = st.one_of(PLAUSIBLE.map(repr), PLAUSIBLE.map(repr), PLAUSIBLE.map(repr), NUMBER_TEXT)
 
 
 def _paths(d: object, prefix: tuple = ()) -> list[tuple]:
@@ -122,9 +126,20 @@ def _set(d: dict, path: tuple, value: object) -> dict:
 
 
 # ---- vehicle YAML ----------------------------------------------------------------------------------------------
+def _leaf(path: tuple) -> object:
+    node = ZOE_CFG
+    for k in path:
+        node = node[k]
+    return node
+
+
 @fuzz(2)
-@given(path=st.sampled_from(CFG_PATHS), value=JUNK, extra=st.one_of(st.none(), st.tuples(st.text(max_size=6), JUNK)))
-def test_fuzz_vehicle_yaml_dict(path, value, extra):
+@given(path=st.sampled_from(CFG_PATHS), value=JUNK, scale=st.one_of(st.floats(-2, 2), NUMBERS), junk=st.booleans(),
+       extra=st.one_of(st.none(), st.none(), st.tuples(st.text(max_size=6), JUNK)))
+def test_fuzz_vehicle_yaml_dict(path, value, scale, junk, extra):
+    old = _leaf(path)
+    if not junk and isinstance(old, (int, float)) and not isinstance(old, bool):
+        value = old * scale  # a number of the right kind, maybe of the wrong sign or size
     cfg = _set(ZOE_CFG, path, value)
     if extra is not None:
         cfg[extra[0]] = extra[1]
@@ -184,11 +199,12 @@ def _check_terrain(t: Terrain) -> None:
 
 @fuzz(2)
 @given(header=st.lists(NUMBER_TEXT, min_size=0, max_size=7),
-       heights=st.lists(st.one_of(NUMBER_TEXT, st.floats(-10, 10).map(repr)), max_size=30),
-       good=st.booleans())
-def test_fuzz_wmrde_grid(header, heights, good):
-    if good:  # a plausible header, so the heights get checked too
-        header = ["0", "1", "2", "0", "1", str(max(1, len(heights) // 2))]
+       heights=st.lists(st.one_of(PLAUSIBLE.map(repr), MOSTLY_OK_TEXT), max_size=30), good=st.booleans(),
+       clean=st.lists(PLAUSIBLE.map(repr), min_size=2, max_size=15))
+def test_fuzz_wmrde_grid(header, heights, good, clean):
+    if good:  # a plausible header with plausible heights (and maybe one of the junk ones)
+        heights = 2 * clean if not heights else [heights[0], *(2 * clean)[1:]]
+        header = ["0", "1", "2", "-1", "1", str(len(clean))]
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "grid.txt"
         p.write_text(",".join(header + heights))
@@ -197,9 +213,11 @@ def test_fuzz_wmrde_grid(header, heights, good):
 
 
 @fuzz(2)
-@given(a=hnp.arrays(dtype=st.sampled_from([np.float64, np.float32, np.int32, np.bool_, np.complex128, "U3"]),
-                    shape=hnp.array_shapes(min_dims=0, max_dims=3, max_side=5)),
-       resolution=st.one_of(st.none(), NUMBERS))
+@given(a=st.one_of(hnp.arrays(dtype=st.sampled_from([np.float64, np.float32, np.int32, np.bool_, np.complex128, "U3"]),
+                              shape=hnp.array_shapes(min_dims=0, max_dims=3, max_side=5)),
+                   hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, min_side=2, max_side=6),
+                              elements=st.one_of(PLAUSIBLE, PLAUSIBLE, NUMBERS))),
+       resolution=st.one_of(st.none(), st.floats(1e-3, 1.0), NUMBERS))
 def test_fuzz_npy_heightmap(a, resolution):
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "h.npy"
@@ -211,14 +229,30 @@ def test_fuzz_npy_heightmap(a, resolution):
 HEIGHTMAP_KEYS = ["image", "resolution", "origin", "z_min", "z_max", "height_scale", "row0", "colour"]
 
 
+HEIGHTMAP_VALUES = {"image": st.sampled_from(["h.npy", "h.npy", "h.png", "none.npy", "h.txt"]),
+                    "resolution": st.one_of(st.floats(1e-3, 1.0), st.floats(1e-3, 1.0), NUMBERS),
+                    "origin": st.one_of(st.lists(PLAUSIBLE, min_size=2, max_size=2),
+                                        st.lists(MOSTLY_OK, min_size=1, max_size=3)),
+                    "z_min": MOSTLY_OK, "z_max": MOSTLY_OK,
+                    "height_scale": MOSTLY_OK, "row0": st.sampled_from(["top", "bottom", "left"])}
+
+
+@st.composite
+def heightmap_header(draw) -> dict:
+    keys = draw(st.lists(st.sampled_from(HEIGHTMAP_KEYS), max_size=7, unique=True))
+    if draw(st.booleans()):  # values of the right kinds
+        return {k: draw(HEIGHTMAP_VALUES[k]) for k in keys if k in HEIGHTMAP_VALUES}
+    return {k: draw(st.one_of(HEIGHTMAP_VALUES[k], JUNK) if k in HEIGHTMAP_VALUES else JUNK) for k in keys}
+
+
 @fuzz(2)
-@given(header=st.dictionaries(st.sampled_from(HEIGHTMAP_KEYS), JUNK, max_size=7),
-       base=st.booleans())
+@given(header=heightmap_header(), base=st.booleans())
 def test_fuzz_heightmap_yaml(header, base):
     with tempfile.TemporaryDirectory() as d:
         np.save(Path(d) / "h.npy", np.linspace(0, 1, 12).reshape(3, 4))
         if base:
             header = {"image": "h.npy", "resolution": 0.1, "origin": [0, 0], **header}
+        (Path(d) / "h.png").write_bytes(b"\x89PNG not an image")
         p = Path(d) / "map.yaml"
         p.write_text(yaml.safe_dump(header))
         with outcome("terrain: heightmap YAML", str(p)):
@@ -227,17 +261,25 @@ def test_fuzz_heightmap_yaml(header, base):
 
 @st.composite
 def sdf_world(draw) -> str:
-    def nums(n: int) -> str:
-        return " ".join(draw(st.lists(NUMBER_TEXT, min_size=n - 1, max_size=n + 1)))
+    """A one-model world: clean (plausible poses and sizes, yaw-only rotations) or with junk numbers."""
+    clean = draw(st.booleans())
 
+    def nums(n: int, lo: float = -3.0, hi: float = 3.0) -> str:
+        if clean:
+            return " ".join(repr(v) for v in draw(st.lists(st.floats(lo, hi), min_size=n, max_size=n)))
+        junk = draw(st.lists(st.one_of(MOSTLY_OK_TEXT, NUMBER_TEXT), min_size=n - 1, max_size=n + 1))
+        return " ".join(junk).replace("<", " ").replace("&", " ")
+
+    pose = f"{nums(3)} 0 0 {nums(1)}" if clean else nums(6)
     geometry = draw(st.sampled_from([
-        lambda: f"<box><size>{nums(3)}</size></box>",
-        lambda: f"<plane><normal>{nums(3)}</normal></plane>",
-        lambda: f"<heightmap><uri>h.npy</uri><size>{nums(3)}</size><pos>{nums(3)}</pos></heightmap>",
+        lambda: f"<box><size>{nums(3, 0.05, 3.0)}</size></box>",
+        lambda: f"<plane><normal>{nums(2, -0.5, 0.5)} 1</normal></plane>" if clean
+        else f"<plane><normal>{nums(3)}</normal></plane>",
+        lambda: f"<heightmap><uri>h.npy</uri><size>{nums(3, 0.5, 5.0)}</size><pos>{nums(3)}</pos></heightmap>",
         lambda: "<mesh><uri>x.dae</uri></mesh>",
         lambda: "<box>",
     ]))()
-    return (f"<sdf version='1.7'><world name='w'><model name='m'><pose>{nums(6)}</pose><link name='l'>"
+    return (f"<sdf version='1.7'><world name='w'><model name='m'><pose>{pose}</pose><link name='l'>"
             f"<collision name='c'><geometry>{geometry}</geometry></collision></link></model></world></sdf>")
 
 
@@ -259,9 +301,11 @@ SIM_OPTIONS = ["--vehicle", "--terrain", "--rms", "--corr-len", "--seed", "--mod
 
 
 @fuzz(4)
-@given(argv=st.lists(st.one_of(st.sampled_from(SIM_OPTIONS), NUMBER_TEXT), max_size=8),
+@given(pairs=st.lists(st.tuples(st.sampled_from(SIM_OPTIONS), MOSTLY_OK_TEXT), max_size=5),
+       junk=st.lists(st.one_of(st.sampled_from(SIM_OPTIONS), NUMBER_TEXT), max_size=3),
        which=st.sampled_from(["sim", "show"]))
-def test_fuzz_cli_argument_parsing(argv, which):
+def test_fuzz_cli_argument_parsing(pairs, junk, which):
+    argv = [f"{o}={v}" for o, v in pairs] + junk
     assume("-h" not in argv and "--help" not in argv)
     parser = cli.sim_parser() if which == "sim" else cli.show_parser()
     err = io.StringIO()
@@ -318,11 +362,26 @@ ARRAYS = st.one_of(
                elements=st.floats(-2, 2) | st.sampled_from([0.0, np.nan, 1e30])),
     JUNK,
 )
+#: arrays of the right shapes with plausible values (sometimes an extreme one)
+COMMAND_ROWS = hnp.arrays(np.float64, st.tuples(st.integers(1, 3), st.integers(1, 6), st.just(2)),
+                          elements=st.one_of(st.floats(-2, 2), st.floats(-2, 2), st.sampled_from([0.0, 50.0, 1e4])))
+COMMAND = st.one_of(st.tuples(PLAUSIBLE, PLAUSIBLE), ARRAYS)
+
+
+@st.composite
+def near_state(draw) -> np.ndarray:
+    """Zoë's upright state on the plane, perturbed (a tilted or raised body, bent joints, a non-unit quaternion)."""
+    q = np.zeros(14)
+    q[3], q[6] = 1.0, 0.434
+    q += np.array(draw(st.lists(st.floats(-0.5, 0.5), min_size=14, max_size=14)))
+    return q
+
+
+STATES = st.one_of(st.none(), near_state(), near_state(), ARRAYS)
 
 
 @fuzz(2)
-@given(q0=st.one_of(st.none(), ARRAYS), command=st.one_of(ARRAYS, st.tuples(st.floats(-2, 2), st.floats(-2, 2))),
-       mode=st.sampled_from(["kinematic", "dynamic"]))
+@given(q0=STATES, command=COMMAND, mode=st.sampled_from(["kinematic", "dynamic"]))
 def test_fuzz_simulator_run(zoe, q0, command, mode):
     sim = Simulator(zoe, Plane(), mode=mode, dt=0.04 if mode == "kinematic" else 0.01)
     with outcome("API: Simulator.run", "q0", "command", "qvel0"):
@@ -331,7 +390,7 @@ def test_fuzz_simulator_run(zoe, q0, command, mode):
 
 
 @fuzz(2)
-@given(commands=ARRAYS, q0=st.one_of(st.none(), ARRAYS), qvel0=st.one_of(st.none(), ARRAYS))
+@given(commands=st.one_of(COMMAND_ROWS, COMMAND_ROWS, ARRAYS), q0=STATES, qvel0=st.one_of(st.none(), ARRAYS))
 def test_fuzz_rollout_batch(zoe, commands, q0, qvel0):
     sim = Simulator(zoe, Plane(), mode="dynamic", dt=0.01)
     with outcome("API: rollout_batch", "commands", "q0", "qvel0"):
@@ -341,7 +400,8 @@ def test_fuzz_rollout_batch(zoe, commands, q0, qvel0):
 
 
 @fuzz(2)
-@given(command=st.one_of(st.none(), ARRAYS), rates=st.one_of(st.none(), ARRAYS), n=st.one_of(st.integers(-2, 5), JUNK))
+@given(command=st.one_of(st.none(), COMMAND), rates=st.one_of(st.none(), st.none(), ARRAYS),
+       n=st.one_of(st.integers(-2, 5), st.integers(0, 5), JUNK))
 def test_fuzz_stepper_advance(zoe, command, rates, n):
     stepper = Stepper(zoe, Plane(), mode="dynamic", dt=0.01)
     data = stepper.make_data()
