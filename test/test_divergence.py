@@ -75,3 +75,15 @@ def test_allowed_speed_is_bounded_by_the_wheel_limits_and_a_floor(zoe):
     assert allowed_body_speed(zoe, 1e6, 0.0, 1.0) == (40.0, "the wheels' speed limits allow 3.25 m/s")
     assert allowed_body_speed(zoe, 1.0, 0.0, 1.0)[0] == 40.0
     assert allowed_body_speed(zoe, 0.5, 0.0, 1.0)[1] == "the command asks for 0.5 m/s"
+
+
+def test_limit_speeds_scales_commands_to_the_wheel_limits_with_one_warning(zoe):
+    """Zoë's wheels are limited to 10 rad/s (3.25 m/s at r = 0.325 m): 1e6 m/s becomes about 3.25 m/s."""
+    sim = Simulator(zoe, Plane(), mode="kinematic", dt=0.04)
+    with pytest.warns(UserWarning, match=r"zoe: 1 command\(s\) needed wheel rates beyond the URDF joint speed limits"):
+        r = sim.run(1.0, (1e6, 0.0), progress=False, limit_speeds=True)
+    assert r.summary()["distance_m"] == pytest.approx(3.25, rel=0.02)
+    # a time-varying command: only the rows beyond the limits are scaled (1 m/s, then 10 m/s -> 3.25 m/s)
+    with pytest.warns(UserWarning, match=r"1 command\(s\) needed"):
+        r = sim.run(1.0, lambda t: (1.0 if t < 0.5 else 10.0, 0.0), progress=False, limit_speeds=True)
+    assert r.summary()["distance_m"] == pytest.approx(0.5 * 1.0 + 0.5 * 3.25, rel=0.03)

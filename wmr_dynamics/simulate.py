@@ -13,6 +13,7 @@ import csv
 import io
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -309,7 +310,7 @@ class Simulator:
         return c.cd_direct, r
 
     def run(self, duration: float, command: Command, q0: NDArray | None = None, progress: bool | None = None,
-            qvel0: NDArray | None = None) -> SimResult:
+            qvel0: NDArray | None = None, limit_speeds: bool = False) -> SimResult:
         """Simulate ``duration`` seconds from ``q0`` (default :meth:`initial_state`).
 
         Args:
@@ -318,6 +319,13 @@ class Simulator:
                 compiled engine runs the whole simulation in one call: instead of a bar it prints one line
                 with its time estimate before and the time taken after (default: estimates above ~2 s).
             qvel0: dynamic mode: initial joint-space velocity [ω_b; v_b; θ̇] (default zero).
+            limit_speeds: scale each (v, ω) so that no actuated wheel turns faster than its URDF speed limit
+                (:func:`wmr_dynamics.limits.limit_command` at the start state; the path's curvature is kept),
+                with one warning per run; with the vehicle's own controller only.
+
+        Raises:
+            DivergenceError: the run went non-finite or absurd (see :func:`check_divergence`); the run is the
+                error's ``result``.
         """
         duration = checks.number("duration", duration, positive=True, unit="seconds")
         if callable(command):
@@ -330,6 +338,9 @@ class Simulator:
         if qvel0 is not None:
             qvel0 = checks.vector("qvel0", qvel0, self.model.num_dof,
                                   "joint-space velocities [omega_b; v_b; joint rates]", StateError)
+        limited = None
+        if limit_speeds and not self.custom_controller:
+            cmd = limited = _SpeedLimited(self.model, self.controller, q, cmd)
         peak = np.zeros(2)  # the largest |v| and |omega| commanded, for the divergence check
 
         def tracked(tk: float, cmd: Callable = cmd) -> tuple[float, float]:
@@ -341,6 +352,10 @@ class Simulator:
             return out
 
         result = self._run(duration, tracked, q, progress, qvel0)
+        if limited is not None and limited.scale < 1.0:
+            warnings.warn(f"{self.model.name}: {limited.count} command(s) needed wheel rates beyond the URDF joint "
+                          f"speed limits ({', '.join(f'{x:g}' for x in self.model.actuated_velocity_limits)} rad/s); "
+                          f"scaled down (by up to a factor {limited.scale:.3g})", stacklevel=2)
         check_divergence(self.model, result, float(peak[0]), float(peak[1]))
         return result
 
@@ -541,6 +556,32 @@ def _check_result_size(model: WmrModel, duration: float, dt: float) -> None:
         raise WorkLimitError(f"duration {duration:g} s at dt {dt:g} s is {n:.3g} steps: the result would take "
                          f"{size / 2**30:.1f} GiB (limit {MAX_RESULT_BYTES / 2**30:.0f} GiB); shorten the run, "
                          "use a larger dt, or step it in pieces (wmr_dynamics.stepper.Stepper)")
+
+
+class _SpeedLimited:
+    """A command function t → (v, ω) scaled to the wheels' URDF speed limits at state ``q`` (one evaluation of
+    :func:`~wmr_dynamics.limits.limit_command` per distinct command); ``scale`` is the smallest factor used and
+    ``count`` how many distinct commands were scaled."""
+
+    def __init__(self, model: WmrModel, controller: Callable, q: NDArray, cmd: Callable) -> None:
+        from wmr_dynamics.kinematics import forward_kinematics
+
+        self.model, self.controller, self.q, self.cmd = model, controller, q, cmd
+        self.T = forward_kinematics(model, q)
+        self.cache: dict[tuple[float, float], tuple[float, float]] = {}
+        self.scale, self.count = 1.0, 0
+
+    def __call__(self, t: float) -> tuple[float, float]:
+        v, omega = _checked_command(self.cmd, t)
+        key = (v, omega)
+        if key not in self.cache:
+            from wmr_dynamics.limits import limit_command
+
+            v2, w2, s = limit_command(self.model, self.controller, self.q, self.T, v, omega)
+            self.cache[key] = (v2, w2)
+            if s < 1.0:
+                self.scale, self.count = min(self.scale, s), self.count + 1
+        return self.cache[key]
 
 
 #: body speeds (m/s) below this never count as divergence (a fall, a slide down a slope)
