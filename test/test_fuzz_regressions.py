@@ -36,3 +36,14 @@ def test_a_failure_at_the_first_step_of_an_absurd_command_points_at_the_command(
         sim.run(0.08, np.array([2.36139631e12, 0.0]), progress=False)
     assert "t = 0 s" in str(e.value)
     assert "smaller dt, or a command within the" in str(e.value)
+
+
+def test_a_tiny_command_scales_without_an_overflow_warning():
+    """Found: `wmr-sim --speed 5e-324` warned 'overflow encountered in divide' in the speed-limit scale."""
+    import warnings
+
+    from wmr_dynamics.limits import command_scale
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert command_scale(wmr.load_model("zoe"), [5e-324, 1e-310, 20.0, 0.0]) == 0.5  # 10 rad/s of 20
