@@ -56,3 +56,16 @@ def test_a_yaml_actuator_block_lacking_its_gain_names_the_yaml_file(tmp_path):
     with pytest.raises(UrdfError, match=f"{path}: actuators: pi: missing parameter\\(s\\) kp under 'actuators.pi' "
                                         "\\(required: kp; optional: ki, saturation, torque_limit\\)"):
         load_model(path)
+
+
+def test_a_yaml_joint_constraint_outside_the_joint_limits_is_refused():
+    """Zoë's steering joints are limited to ±0.6 rad: a constraint holding one at 2 rad is refused, at 0.3 rad
+    accepted."""
+    cfg = yaml.safe_load((ROOT / "config" / "zoe.yaml").read_text())
+    cfg["joint_constraints"] = [{"name": "hold_s1", "coeffs": {"s1_joint": 2.0}, "value": 4.0}]
+    with pytest.raises(ImplausibleModelError, match=r"config: joint constraint 'hold_s1' holds joint 's1_joint' at 2, "
+                                                    r"outside its URDF limits \[-0.6, 0.6\]"):
+        load_model(ROOT / "urdf" / "zoe.urdf", cfg)
+    cfg["joint_constraints"][0]["value"] = 0.6
+    model = load_model(ROOT / "urdf" / "zoe.urdf", cfg)
+    assert any(c.name == "hold_s1" for c in model.joint_constraints)

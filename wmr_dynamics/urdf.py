@@ -326,6 +326,7 @@ class _Builder:
         actuated = self.actuated(joints, {w.frame for w in wheels}, frames)
         frames = [f if f.parent is None else _replace(f, actuated=f.joint_name in actuated) for f in frames]
         constraints = self.constraint_models(self.mimic_constraints(joints) + self.yaml_constraints(joints))
+        self.check_constraint_limits(constraints, {f.joint_name: f.limits for f in frames[1:]})
         springs = self.yaml_springs(joints)
         T_base_root = spatial.inv_homogeneous(T_root_base)
         if base != root:
@@ -542,6 +543,24 @@ class _Builder:
             out.append(JointConstraint(name=str(c.get("name", f"constraint_{k}")), coeffs=coeffs, value=value,
                                        **model))
         return out
+
+    def check_constraint_limits(self, constraints: list[JointConstraint], limits: dict[str, tuple]) -> None:
+        """A constraint on one joint (c·θ = value) must hold it within its URDF ``<limit lower upper>``: a
+        constraint outside them would drive the joint through its hard stop."""
+        for c in constraints:
+            if len(c.coeffs) != 1:
+                continue
+            (joint, coef), = c.coeffs.items()
+            lo, hi = limits.get(joint, (-np.inf, np.inf))
+            if coef == 0:
+                raise ImplausibleModelError(f"{self.cfg_name}: joint constraint '{c.name}': the coefficient of "
+                                            f"'{joint}' is 0")
+            theta = c.value / coef
+            tol = 1e-9 * max(1.0, abs(theta))
+            if not lo - tol <= theta <= hi + tol:
+                raise ImplausibleModelError(
+                    f"{self.cfg_name}: joint constraint '{c.name}' holds joint '{joint}' at {theta:g}, outside its "
+                    f"URDF limits [{lo:g}, {hi:g}] ({self.path})")
 
     def constraint_models(self, constraints: list[JointConstraint]) -> list[JointConstraint]:
         """Apply ``constraint_models: {name: {stiffness, damping}}`` (eq. 2.74), e.g. to mimic constraints."""
