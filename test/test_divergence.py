@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import wmr_dynamics as wmr
-from wmr_dynamics.errors import DivergenceError, SimulationError
+from wmr_dynamics.errors import CommandError, DivergenceError, SimulationError
 from wmr_dynamics.simulate import STATUS_DIVERGED, Simulator, allowed_body_speed
 from wmr_dynamics.terrain import Plane, gaussian_rough_terrain
 
@@ -87,3 +87,16 @@ def test_limit_speeds_scales_commands_to_the_wheel_limits_with_one_warning(zoe):
     with pytest.warns(UserWarning, match=r"1 command\(s\) needed"):
         r = sim.run(1.0, lambda t: (1.0 if t < 0.5 else 10.0, 0.0), progress=False, limit_speeds=True)
     assert r.summary()["distance_m"] == pytest.approx(0.5 * 1.0 + 0.5 * 3.25, rel=0.03)
+
+
+def test_a_failing_step_on_the_python_path_names_its_step_and_time(zoe):
+    """A custom controller whose output goes NaN at its 4th call: the error names the step and its time."""
+    calls = []
+
+    def controller(q, T_world, v, omega):
+        calls.append(1)
+        return np.full(4, np.nan if len(calls) > 3 else 1.0)
+
+    sim = Simulator(zoe, Plane(), mode="kinematic", dt=0.04, controller=controller)
+    with pytest.raises(CommandError, match=r"^joint rates: non-finite value nan at index 0 \(step 3, t = 0.12 s\)$"):
+        sim.run(1.0, (0.5, 0.0), progress=False)

@@ -31,6 +31,7 @@ from wmr_dynamics.errors import (
     ModelError,
     SimulationError,
     StateError,
+    WmrError,
     WorkLimitError,
 )
 from wmr_dynamics.kinematics.enhanced import SlipParams
@@ -257,7 +258,7 @@ class Simulator:
         vc = np.zeros(self.model.num_wheels)
         st, residual = kinematic_solve(c.md, c.td, cd, c.kd_margin, ws, q, row, vc)
         if st != 0:
-            raise SimulationError(f"{self.model.name}: {_kin_status(st)}")
+            raise (DivergenceError if st == 3 else SimulationError)(f"{self.model.name}: {_kin_status(st)}")
         if in_contact is not None:
             in_contact[:] = ws.in_contact
         return StepInfo(ws.qvel.copy(), ws.dz.copy(), ws.points.copy(), vc, float(residual), float(ws.body[2, 4]))
@@ -274,7 +275,7 @@ class Simulator:
         vc, diag = np.zeros(self.model.num_wheels), np.zeros(2)
         st, _ = kinematic_advance(c.md, c.td, cd, c.kd_margin, ws, q_next, row, 1, self.dt, vc, diag)
         if st != 0:
-            raise SimulationError(f"{self.model.name}: {_kin_status(st)}")
+            raise (DivergenceError if st == 3 else SimulationError)(f"{self.model.name}: {_kin_status(st)}")
         if in_contact is not None:
             in_contact[:] = ws.in_contact
         return q_next, StepInfo(ws.qvel.copy(), ws.dz.copy(), ws.points.copy(), vc, float(diag[0]), float(diag[1]))
@@ -386,10 +387,13 @@ class Simulator:
         for k in range(n + 1):
             v, omega = _checked_command(cmd, t[k])
             Q[k] = q
-            if k < n:
-                q, info = self.step(q, v, omega, in_contact, qvel_prev)
-            else:
-                info = self.velocity(q, v, omega, in_contact, qvel_prev)
+            try:
+                if k < n:
+                    q, info = self.step(q, v, omega, in_contact, qvel_prev)
+                else:
+                    info = self.velocity(q, v, omega, in_contact, qvel_prev)
+            except WmrError as e:  # name the step and its time, as the compiled path does
+                raise type(e)(f"{e} (step {k}, t = {t[k]:g} s)") from None
             qvel_prev = info.qvel
             QV[k], DZ[k], CP[k], VC[k], RES[k], ROLL[k] = (info.qvel, info.dz, info.contact_points,
                                                            info.contact_speed, info.residual, info.rollover_margin)
