@@ -14,7 +14,7 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 export ROS_DOMAIN_ID ?= $(shell $(PYTHON) -c "import random; print(random.randint(1, 101))")
 export MPLBACKEND := Agg
 
-.PHONY: install run test lint clean
+.PHONY: install run test lint fuzz clean
 
 install: $(STAMP)
 
@@ -49,6 +49,15 @@ test: install
 
 lint: install
 	$(VENV)/bin/ruff check .
+
+# The fuzz suite (test/test_fuzz.py) with many examples per target (FUZZ_EXAMPLES x a per-target weight, about
+# 23 x FUZZ_EXAMPLES in all); the outcome counts per target go to docs/fuzz-results.json (docs/reliability.md).
+FUZZ_EXAMPLES ?= 700
+fuzz: install
+	$(PY) -m wmr_dynamics.warmup
+	WMR_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) WMR_FUZZ_REPORT=docs/fuzz-results.json $(PY) -m pytest -q -p no:cacheprovider \
+		test/test_fuzz.py
+	$(PY) test/fuzz_report.py docs/fuzz-results.json
 
 clean:
 	rm -rf $(VENV) $(OUT) build install log *.egg-info

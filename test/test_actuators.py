@@ -162,7 +162,11 @@ def test_ideal_actuator_and_config():
     (lambda: actuator_from_config({"model": "pi", "pi": {"kp": 1.0, "kd": 2.0}}, 2),
      r"pi: unknown parameter\(s\) \['kd'\]"),
     (lambda: actuator_from_config({"model": "pi", "pi": {"kp": [1.0, 2.0, 3.0]}}, 2), "'kp' has 3 entries for 2"),
-    (lambda: actuator_from_config({"model": "pi", "pi": {"ki": 1.0}}, 2), "missing 1 required"),
+    (lambda: actuator_from_config({"model": "pi", "pi": {"ki": 1.0}}, 2),
+     r"actuators: pi: missing parameter\(s\) kp under 'actuators.pi' \(required: kp; optional: ki, "
+     r"saturation, torque_limit\)"),
+    (lambda: actuator_from_config({"model": "torque_speed", "torque_speed": {"gain": 1.0}}, 2),
+     r"missing parameter\(s\) stall_torque, no_load_speed under 'actuators.torque_speed'"),
     (lambda: actuator_from_config({"model": "pi", "extra": 1}, 2), r"unknown key\(s\) \['extra'\]"),
     (lambda: actuator_from_config({"model": "pi", "pi": 5}, 2), "'pi' must be a mapping"),
     (lambda: actuator_from_config("pi", 2), "must be a mapping"),

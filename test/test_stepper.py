@@ -158,7 +158,7 @@ def test_custom_controller_is_called_before_each_step(rough):
         np.testing.assert_allclose(a.q, b.q, atol=1e-13)
         assert a.q[4] > 0.2
     assert len(calls) == 20 and calls[0] == ((model.num_frames, 4, 4), True)
-    with pytest.raises(ModelError, match="controller output: contains NaN"):
+    with pytest.raises(ModelError, match="controller output: non-finite value nan"):
         stepper.advance(a, 100, command=(0.65, 0.0))
     assert a.steps == 10 + 79 and a.t == pytest.approx(a.steps * DT)
 
@@ -169,13 +169,13 @@ def test_bad_calls_are_named_and_a_failed_step_keeps_the_state_it_started_from()
     data = stepper.make_data()
     for kwargs, match in (({}, "exactly one of"), ({"command": (1, 0), "rates": np.zeros(4)}, "exactly one of"),
                           ({"rates": np.zeros(3)}, "rates: expected 4 numbers, got 3"),
-                          ({"command": (np.nan, 0.0)}, "command: contains NaN"),
+                          ({"command": (np.nan, 0.0)}, "command: non-finite value nan at index 0"),
                           ({"command": (1, 0), "n": -1}, "n must be a non-negative integer")):
         with pytest.raises(ModelError, match=match):
             stepper.advance(data, **kwargs)
     with pytest.raises(ModelError, match="mode 'fast' is not one of"):
         Stepper(model, Plane(), mode="fast")
-    with pytest.raises(ModelError, match="body quaternion q\\[0:4\\] is zero"):
+    with pytest.raises(ModelError, match="body quaternion q\\[0:4\\] \\(x, y, z, w\\) is zero"):
         stepper.make_data(np.zeros(model.num_states))
     # a Python contact model that fails on its 40th call, inside a 100-step call: the exception reaches the
     # caller, and the data holds the state after the steps that completed (equal to a clean run of as many)

@@ -4,7 +4,21 @@ After N. Seegmiller, *Dynamic Model Formulation and Calibration for Wheeled Mobi
 Importable without ROS; ROS 2 nodes live in :mod:`wmr_dynamics.ros`.
 """
 
-from wmr_dynamics.errors import ModelError, TerrainError, UrdfError, WmrError
+from wmr_dynamics.errors import (
+    ArgumentError,
+    CommandError,
+    DivergenceError,
+    ImplausibleModelError,
+    ModelError,
+    SimulationError,
+    StateError,
+    TerrainError,
+    TerrainFileError,
+    UrdfError,
+    VehicleConfigError,
+    WmrError,
+    WorkLimitError,
+)
 from wmr_dynamics.kinematics import forward_kinematics
 from wmr_dynamics.model import Frame, JointConstraint, JointSpring, Wheel, WmrModel
 from wmr_dynamics.urdf import bundled_vehicles, load_model
@@ -12,9 +26,10 @@ from wmr_dynamics.urdf import bundled_vehicles, load_model
 __version__ = "0.1.0"
 
 __all__ = [
-    "BatchResult", "Frame", "JointConstraint", "JointSpring", "ModelError", "SimResult", "Simulator", "TerrainError",
-    "UrdfError", "Wheel", "WmrError", "WmrModel", "bundled_vehicles", "forward_kinematics", "load_model",
-    "__version__",
+    "ArgumentError", "BatchResult", "CommandError", "DivergenceError", "Frame", "ImplausibleModelError",
+    "JointConstraint", "JointSpring", "ModelError", "SimResult", "SimulationError", "Simulator", "StateError",
+    "TerrainError", "TerrainFileError", "UrdfError", "VehicleConfigError", "Wheel", "WmrError", "WmrModel",
+    "WorkLimitError", "bundled_vehicles", "forward_kinematics", "load_model", "__version__",
 ]
 
 _LAZY = {"Simulator", "SimResult", "BatchResult"}  # wmr_dynamics.simulate: imported on first use

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from wmr_dynamics._jit import njit
-from wmr_dynamics.errors import ModelError
+from wmr_dynamics.errors import ModelError, VehicleConfigError
 
 __all__ = [
     "ActuatorModel", "IdealActuator", "PIActuator", "SpringDamper", "TorqueSpeedActuator", "actuator_from_config",
@@ -356,6 +356,14 @@ _ACTUATOR_KEYS = {
 }
 
 
+def _required_parameters(cls: type, keys: set[str]) -> list[str]:
+    """The constructor parameters of ``cls`` among ``keys`` that have no default, in signature order."""
+    import inspect
+
+    return [name for name, p in inspect.signature(cls.__init__).parameters.items()
+            if name in keys and p.default is inspect.Parameter.empty]
+
+
 def actuator_from_config(cfg: dict | None, n_actuated: int) -> ActuatorModel:
     """The actuator model of a vehicle YAML's ``actuators:`` block (docs/vehicle_yaml.md).
 
@@ -386,7 +394,15 @@ def actuator_from_config(cfg: dict | None, n_actuated: int) -> ActuatorModel:
     params = dict(cfg.get(model) or {})
     unknown = sorted(set(params) - keys)
     if unknown:
-        raise ModelError(f"actuators: {model}: unknown parameter(s) {unknown}; valid: {', '.join(sorted(keys))}")
+        raise VehicleConfigError(f"actuators: {model}: unknown parameter(s) {unknown}; valid: "
+                                 f"{', '.join(sorted(keys))}")
+    required = _required_parameters(cls, keys)
+    missing = [k for k in required if k not in params]
+    if missing:
+        optional = sorted(keys - set(required))
+        raise VehicleConfigError(
+            f"actuators: {model}: missing parameter(s) {', '.join(missing)} under 'actuators.{model}' "
+            f"(required: {', '.join(required)}; optional: {', '.join(optional) or 'none'})")
     try:
         act = cls(**params)
     except TypeError as e:

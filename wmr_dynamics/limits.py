@@ -31,7 +31,7 @@ def command_scale(model: WmrModel, rates: ArrayLike) -> float:
     if k.size == 0:
         return 1.0
     lim = model.actuated_velocity_limits[k]
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):  # only the branch with u > lim is used
         ratio = np.where(u[k] > lim, lim / u[k], 1.0)
     return float(min(1.0, ratio.min()))
 

@@ -13,6 +13,7 @@ import csv
 import io
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,9 +22,18 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from wmr_dynamics import spatial
+from wmr_dynamics import checks, spatial
 from wmr_dynamics.controllers import BodyVelocityController
-from wmr_dynamics.errors import ModelError, WmrError
+from wmr_dynamics.errors import (
+    ArgumentError,
+    CommandError,
+    DivergenceError,
+    ModelError,
+    SimulationError,
+    StateError,
+    WmrError,
+    WorkLimitError,
+)
 from wmr_dynamics.kinematics.enhanced import SlipParams
 from wmr_dynamics.model import WmrModel
 from wmr_dynamics.terrain import Terrain
@@ -34,10 +44,6 @@ INTEGRATORS = ("euler", "rk4")
 CONTACT_TOLERANCE = 0.01  # m: a wheel counts as "in contact" when Δz <= 1 cm
 
 Command = tuple[float, float] | Callable[[float], tuple[float, float]]
-
-
-class SimulationError(WmrError, RuntimeError):
-    """The simulation could not continue (non-finite state, terrain hole under a wheel, ...)."""
 
 
 @dataclass
@@ -189,8 +195,13 @@ class Simulator:
             raise ModelError(f"mode '{mode}' is not one of {', '.join(MODES)}")
         if integrator not in INTEGRATORS:
             raise ModelError(f"integrator '{integrator}' is not one of {', '.join(INTEGRATORS)}")
-        if not (np.isfinite(dt) and dt > 0):
-            raise ModelError(f"dt must be a positive number of seconds, got {dt!r}")
+        if not isinstance(model, WmrModel):
+            raise ArgumentError(f"model: expected a WmrModel (wmr_dynamics.load_model(...)), got "
+                                f"{type(model).__name__}")
+        if not isinstance(terrain, Terrain):
+            raise ArgumentError(f"terrain: expected a Terrain (wmr_dynamics.terrain.load_terrain(...)), got "
+                                f"{type(terrain).__name__}")
+        dt = checks.number("dt", dt, positive=True, unit="seconds")
         self.model, self.terrain, self.mode, self.dt, self.integrator = model, terrain, mode, float(dt), integrator
         self.controller = controller or BodyVelocityController(model)
         self.slip = slip or SlipParams()
@@ -247,7 +258,7 @@ class Simulator:
         vc = np.zeros(self.model.num_wheels)
         st, residual = kinematic_solve(c.md, c.td, cd, c.kd_margin, ws, q, row, vc)
         if st != 0:
-            raise SimulationError(f"{self.model.name}: {_kin_status(st)}")
+            raise (DivergenceError if st == 3 else SimulationError)(f"{self.model.name}: {_kin_status(st)}")
         if in_contact is not None:
             in_contact[:] = ws.in_contact
         return StepInfo(ws.qvel.copy(), ws.dz.copy(), ws.points.copy(), vc, float(residual), float(ws.body[2, 4]))
@@ -264,7 +275,7 @@ class Simulator:
         vc, diag = np.zeros(self.model.num_wheels), np.zeros(2)
         st, _ = kinematic_advance(c.md, c.td, cd, c.kd_margin, ws, q_next, row, 1, self.dt, vc, diag)
         if st != 0:
-            raise SimulationError(f"{self.model.name}: {_kin_status(st)}")
+            raise (DivergenceError if st == 3 else SimulationError)(f"{self.model.name}: {_kin_status(st)}")
         if in_contact is not None:
             in_contact[:] = ws.in_contact
         return q_next, StepInfo(ws.qvel.copy(), ws.dz.copy(), ws.points.copy(), vc, float(diag[0]), float(diag[1]))
@@ -281,9 +292,7 @@ class Simulator:
         ws = self._scratch_ws
         ws.in_contact[:] = True if in_contact is None else in_contact
         ws.qvel[:] = 0.0 if qvel_prev is None else qvel_prev
-        q = np.array(q, dtype=float)
-        if q.shape != (self.model.num_states,) or not np.all(np.isfinite(q)):
-            raise ModelError(f"q: expected {self.model.num_states} finite numbers, got shape {q.shape}")
+        q = checks.state("q", q, self.model.num_states)
         return c, ws, q
 
     def _command_row(self, q: NDArray, v: float, omega: float, rates: NDArray | None) -> tuple:
@@ -297,14 +306,12 @@ class Simulator:
         if rates is None:
             return c.cd, np.array([v, omega], dtype=float)
         na = len(self.model.actuated_joint_names)
-        r = np.array(rates, dtype=float).ravel()
-        if r.size != na or not np.all(np.isfinite(r)):
-            raise ModelError(f"joint rates: expected {na} finite numbers ({', '.join(self.model.actuated_joint_names)})"
-                             f", got {r.tolist()}")
+        r = checks.vector("joint rates", rates, na, f"rates ({', '.join(self.model.actuated_joint_names)})",
+                          CommandError)
         return c.cd_direct, r
 
     def run(self, duration: float, command: Command, q0: NDArray | None = None, progress: bool | None = None,
-            qvel0: NDArray | None = None) -> SimResult:
+            qvel0: NDArray | None = None, limit_speeds: bool = False) -> SimResult:
         """Simulate ``duration`` seconds from ``q0`` (default :meth:`initial_state`).
 
         Args:
@@ -313,12 +320,49 @@ class Simulator:
                 compiled engine runs the whole simulation in one call: instead of a bar it prints one line
                 with its time estimate before and the time taken after (default: estimates above ~2 s).
             qvel0: dynamic mode: initial joint-space velocity [ω_b; v_b; θ̇] (default zero).
+            limit_speeds: scale each (v, ω) so that no actuated wheel turns faster than its URDF speed limit
+                (:func:`wmr_dynamics.limits.limit_command` at the start state; the path's curvature is kept),
+                with one warning per run; with the vehicle's own controller only.
+
+        Raises:
+            DivergenceError: the run went non-finite or absurd (see :func:`check_divergence`); the run is the
+                error's ``result``.
         """
-        if not (np.isfinite(duration) and duration > 0):
-            raise ModelError(f"duration must be a positive number of seconds, got {duration!r}")
-        cmd = command if callable(command) else (lambda _t, c=tuple(command): c)
+        duration = checks.number("duration", duration, positive=True, unit="seconds")
+        if callable(command):
+            cmd = command
+        else:
+            c = tuple(checks.vector("command", command, 2, "numbers (v m/s, omega rad/s)", CommandError))
+            cmd = lambda _t, c=c: c  # noqa: E731
         _check_result_size(self.model, duration, self.dt)
-        q = self.initial_state() if q0 is None else np.asarray(q0, dtype=float)
+        q = self.initial_state() if q0 is None else checks.state("q0", q0, self.model.num_states)
+        if qvel0 is not None:
+            qvel0 = checks.vector("qvel0", qvel0, self.model.num_dof,
+                                  "joint-space velocities [omega_b; v_b; joint rates]", StateError)
+        limited = None
+        if limit_speeds and not self.custom_controller:
+            cmd = limited = _SpeedLimited(self.model, self.controller, q, cmd)
+        peak = np.zeros(2)  # the largest |v| and |omega| commanded, for the divergence check
+
+        def tracked(tk: float, cmd: Callable = cmd) -> tuple[float, float]:
+            out = cmd(tk)
+            try:
+                np.maximum(peak, np.abs(np.asarray(out, dtype=float)), out=peak)
+            except (TypeError, ValueError):
+                pass  # a malformed command: _checked_command names it
+            return out
+
+        result = self._run(duration, tracked, q, progress, qvel0)
+        if limited is not None and limited.scale < 1.0:
+            warnings.warn(f"{self.model.name}: {limited.count} command(s) needed wheel rates beyond the URDF joint "
+                          f"speed limits ({', '.join(f'{x:g}' for x in self.model.actuated_velocity_limits)} rad/s); "
+                          f"scaled down (by up to a factor {limited.scale:.3g})", stacklevel=2)
+        check_divergence(self.model, result, float(peak[0]), float(peak[1]))
+        return result
+
+    def _run(self, duration: float, cmd: Callable, q: NDArray, progress: bool | None,
+             qvel0: NDArray | None) -> SimResult:
+        """The run of :meth:`run`, its arguments checked."""
         if self.mode == "dynamic":
             return self._run_dynamic(duration, cmd, q, progress, qvel0)
         n = int(round(duration / self.dt))
@@ -343,10 +387,13 @@ class Simulator:
         for k in range(n + 1):
             v, omega = _checked_command(cmd, t[k])
             Q[k] = q
-            if k < n:
-                q, info = self.step(q, v, omega, in_contact, qvel_prev)
-            else:
-                info = self.velocity(q, v, omega, in_contact, qvel_prev)
+            try:
+                if k < n:
+                    q, info = self.step(q, v, omega, in_contact, qvel_prev)
+                else:
+                    info = self.velocity(q, v, omega, in_contact, qvel_prev)
+            except WmrError as e:  # name the step and its time, as the compiled path does
+                raise type(e)(f"{e} (step {k}, t = {t[k]:g} s)") from None
             qvel_prev = info.qvel
             QV[k], DZ[k], CP[k], VC[k], RES[k], ROLL[k] = (info.qvel, info.dz, info.contact_points,
                                                            info.contact_speed, info.residual, info.rollover_margin)
@@ -399,7 +446,7 @@ class Simulator:
         """Dynamic mode on the compiled path: the whole run is one call (``wmr_dynamics.compiled``)."""
         m = self.model
         cmds = np.array([_checked_command(cmd, tk) for tk in t])
-        qvel = np.zeros(m.num_dof) if qvel0 is None else np.asarray(qvel0, dtype=float)
+        qvel = np.zeros(m.num_dof) if qvel0 is None else qvel0
         self.compiled.warm_up()  # one-off compilation / cache load stays out of the timed loop
         r, wall = _one_call(len(t) - 1, _DYNAMIC_STEP_S * m.num_wheels / 4, progress,
                             lambda: self.compiled.rollout(q, qvel, cmds, self.dt))
@@ -423,13 +470,42 @@ class Simulator:
             raise ModelError("rollout_batch needs mode='dynamic' on the compiled engine "
                              f"(mode={self.mode!r}, engine used: {self.engine_used})")
         m = self.model
-        q0 = self.initial_state() if q0 is None else np.asarray(q0, dtype=float)
-        qvel0 = np.zeros(m.num_dof) if qvel0 is None else np.asarray(qvel0, dtype=float)
+        q0 = self.initial_state() if q0 is None else q0
+        qvel0 = np.zeros(m.num_dof) if qvel0 is None else qvel0
         self.compiled.warm_up(batch=True)
         start = time.perf_counter()
         Q, stats, status = self.compiled.rollout_batch(q0, qvel0, commands, self.dt, contact_params)
         wall = time.perf_counter() - start
+        _flag_diverged(m, Q, np.asarray(commands, dtype=float), self.dt, status)
         return BatchResult(self.dt, np.arange(Q.shape[1]) * self.dt, Q, stats, status, wall)
+
+
+#: ``BatchResult.status`` code of a trajectory that ran to its end but diverged (its body faster than the command
+#: and the wheels allow, see :func:`allowed_body_speed`); the row is the first step too fast
+STATUS_DIVERGED = 100
+
+
+def _wheel_reach(model: WmrModel) -> float:
+    """Largest horizontal distance (m) of a wheel centre from the body origin in the neutral state."""
+    from wmr_dynamics.kinematics import forward_kinematics
+
+    T = forward_kinematics(model, model.neutral_state())
+    return float(np.max(np.linalg.norm(T[model.wheel_frame, :2, 3] - T[0, :2, 3], axis=1)))
+
+
+def _flag_diverged(model: WmrModel, Q: NDArray, cmds: NDArray, dt: float, status: NDArray) -> None:
+    """Mark (status :data:`STATUS_DIVERGED`, first row too fast) the trajectories of a batch that finished but
+    whose body moved faster than :func:`allowed_body_speed` allows for their commands."""
+    if Q.shape[1] < 2 or cmds.shape[-1] != 2:
+        return
+    reach = _wheel_reach(model)
+    speed = np.linalg.norm(np.diff(Q[:, :, 4:7], axis=1), axis=2) / dt  # (N, n)
+    peak = np.abs(cmds).max(axis=1)  # (N, 2)
+    for i in np.flatnonzero(status[:, 0] == 0):
+        limit, _ = allowed_body_speed(model, float(peak[i, 0]), float(peak[i, 1]), reach)
+        fast = np.flatnonzero(~(speed[i] <= limit))
+        if fast.size:
+            status[i] = (STATUS_DIVERGED, int(fast[0]))
 
 
 @dataclass
@@ -439,7 +515,8 @@ class BatchResult:
     Attributes:
         t: (n+1,) s.  q: (N, n+1, nq) states (NaN after a failed step).  stats: (N, 8) per trajectory,
             columns ``wmr_dynamics.compiled.engine.BATCH_STATS`` (also as :meth:`stat`).  status: (N, 2)
-            status code (0 = ok) and failing row.  wall_time_s: wall time of the compiled call.
+            status code (0 = ok, :data:`STATUS_DIVERGED` = ran on but diverged, others: the step failed) and
+            the failing row.  wall_time_s: wall time of the compiled call.
     """
 
     dt: float
@@ -480,9 +557,103 @@ def _check_result_size(model: WmrModel, duration: float, dt: float) -> None:
     per_step = 8 * (model.num_states + model.num_dof + 14 * nw + 4)
     size = (n + 1) * per_step
     if size > MAX_RESULT_BYTES:
-        raise ModelError(f"duration {duration:g} s at dt {dt:g} s is {n:.3g} steps: the result would take "
+        raise WorkLimitError(f"duration {duration:g} s at dt {dt:g} s is {n:.3g} steps: the result would take "
                          f"{size / 2**30:.1f} GiB (limit {MAX_RESULT_BYTES / 2**30:.0f} GiB); shorten the run, "
                          "use a larger dt, or step it in pieces (wmr_dynamics.stepper.Stepper)")
+
+
+class _SpeedLimited:
+    """A command function t → (v, ω) scaled to the wheels' URDF speed limits at state ``q`` (one evaluation of
+    :func:`~wmr_dynamics.limits.limit_command` per distinct command); ``scale`` is the smallest factor used and
+    ``count`` how many distinct commands were scaled."""
+
+    def __init__(self, model: WmrModel, controller: Callable, q: NDArray, cmd: Callable) -> None:
+        from wmr_dynamics.kinematics import forward_kinematics
+
+        self.model, self.controller, self.q, self.cmd = model, controller, q, cmd
+        self.T = forward_kinematics(model, q)
+        self.cache: dict[tuple[float, float], tuple[float, float]] = {}
+        self.scale, self.count = 1.0, 0
+
+    def __call__(self, t: float) -> tuple[float, float]:
+        v, omega = _checked_command(self.cmd, t)
+        key = (v, omega)
+        if key not in self.cache:
+            from wmr_dynamics.limits import limit_command
+
+            v2, w2, s = limit_command(self.model, self.controller, self.q, self.T, v, omega)
+            self.cache[key] = (v2, w2)
+            if s < 1.0:
+                self.scale, self.count = min(self.scale, s), self.count + 1
+        return self.cache[key]
+
+
+#: body speeds (m/s) below this never count as divergence (a fall, a slide down a slope)
+DIVERGENCE_SPEED_FLOOR = 40.0
+#: a body faster than this factor times what the command and the wheels allow has diverged
+DIVERGENCE_SPEED_FACTOR = 2.0
+
+
+def allowed_body_speed(model: WmrModel, v_peak: float, omega_peak: float, reach: float) -> tuple[float, str]:
+    """The body speed (m/s) above which a run counts as diverged, and what bounds it (for the message).
+
+    What the command asks for, ``v_peak + omega_peak · reach`` (m/s; ``reach`` the wheels' distance from the body
+    origin, m), and what the drive wheels can give, ``max(limit · radius)`` of the actuated wheels' URDF speed
+    limits (m/s, when all are finite), whichever is smaller, times :data:`DIVERGENCE_SPEED_FACTOR`, but never
+    below :data:`DIVERGENCE_SPEED_FLOOR`.
+    """
+    want = v_peak + omega_peak * reach
+    why = f"the command asks for {want:.3g} m/s"
+    act = list(model.actuated_joint_names)
+    lims = model.actuated_velocity_limits
+    rim = [lims[act.index(j)] * r for j, r in zip(model.wheel_joint_names, model.wheel_radii, strict=True)
+           if j in act]
+    if rim and np.all(np.isfinite(rim)) and max(rim) < want:
+        want, why = float(max(rim)), f"the wheels' speed limits allow {max(rim):.3g} m/s"
+    return max(DIVERGENCE_SPEED_FLOOR, DIVERGENCE_SPEED_FACTOR * want), why
+
+
+def check_divergence(model: WmrModel, r: SimResult, v_peak: float, omega_peak: float) -> None:
+    """Raise :class:`~wmr_dynamics.errors.DivergenceError` (with the run as ``.result``) if the run went
+    physically absurd: a non-finite state, a wheel sunk deeper than its diameter into the ground, or the body
+    faster than the command and the wheels allow (:func:`allowed_body_speed`).  The message names the time,
+    the likely cause and the fix."""
+    q, t, dt = r.q, r.t, r.dt
+    fail: tuple[int, str] | None = None
+    finite = np.isfinite(q).all(axis=1)
+    if not finite.all():
+        k = int(np.flatnonzero(~finite)[0])
+        fail = (k, "the state became non-finite")
+    # a wheel against a step face may measure a contact error of the step's height (more than its radius on
+    # the preset steps), so the bound is a wheel wholly under the ground: deeper than its diameter
+    radius = model.wheel_radii
+    sunk = r.dz < -2.0 * radius[None, :]
+    if sunk.any():
+        k, i = (int(v) for v in np.argwhere(sunk)[0])
+        if fail is None or k < fail[0]:
+            fail = (k, f"wheel '{r.wheel_names[i] if r.wheel_names else i}' is {-r.dz[k, i]:.3g} m deep in the "
+                       f"ground, more than its diameter {2 * radius[i]:g} m")
+    if len(t) > 1:
+        p = np.where(finite[:, None], q[:, 4:7], 0.0)
+        reach = float(np.nanmax(np.linalg.norm(r.contact_points[0] - q[0, 4:7], axis=1))) if finite[0] else 0.0
+        limit, why = allowed_body_speed(model, v_peak, omega_peak, reach if np.isfinite(reach) else 0.0)
+        speed = np.linalg.norm(np.diff(p, axis=0), axis=1) / dt
+        fast = (speed > limit) & finite[1:] & finite[:-1]
+        if fast.any():
+            k = int(np.flatnonzero(fast)[0])
+            if fail is None or k < fail[0]:
+                fail = (k, f"in the step to t = {t[k + 1]:g} s the body moved at {speed[k]:.3g} m/s, beyond "
+                           f"{limit:.3g} m/s ({why})")
+    if fail is None:
+        return
+    k, what = fail
+    err = DivergenceError(
+        f"{model.name}: {r.mode} run diverged at t = {t[k]:g} s (step {k}): {what}.  Likely cause: a time step "
+        f"too large for the command or the contact stiffness (dt = {dt:g} s), or a command beyond the vehicle's "
+        "limits.  Fix: a smaller dt, or a command within the joint speed limits "
+        "(wmr_dynamics.limits.limit_command)")
+    err.result = r
+    raise err
 
 
 def _kin_status(status: int) -> str:
@@ -496,9 +667,9 @@ def _checked_command(cmd: Callable[[float], tuple[float, float]], t: float) -> t
         v, omega = cmd(t)
         v, omega = float(v), float(omega)
     except (TypeError, ValueError) as e:
-        raise ModelError(f"command at t={t:g} s must be (v m/s, omega rad/s): {e}") from None
+        raise CommandError(f"command at t={t:g} s must be (v m/s, omega rad/s): {e}") from None
     if not (np.isfinite(v) and np.isfinite(omega)):
-        raise ModelError(f"command at t={t:g} s is not finite: v={v}, omega={omega}")
+        raise CommandError(f"command at t={t:g} s is not finite: v={v}, omega={omega}")
     return v, omega
 
 

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from wmr_dynamics import spatial
+from wmr_dynamics import checks, spatial
 from wmr_dynamics.controllers import BodyVelocityController
-from wmr_dynamics.errors import ModelError
+from wmr_dynamics.errors import ArgumentError, CommandError, ModelError, StateError
 from wmr_dynamics.model import WmrModel
 from wmr_dynamics.terrain import Terrain
 
@@ -89,14 +89,13 @@ def initial_state(model: WmrModel, terrain: Terrain, xyz: ArrayLike | None = Non
     p = np.array(pose.get("xyz", (0.0, 0.0, 0.0)), dtype=float)
     rpy = np.array(pose.get("rpy", (0.0, 0.0, 0.0)), dtype=float)
     if xyz is not None:
-        xyz = np.asarray(xyz, dtype=float).ravel()
-        if xyz.size > 3 or not np.all(np.isfinite(xyz)):
-            raise ModelError(f"initial position: expected up to 3 finite numbers (x, y, z m), got {xyz.tolist()}")
-        p[:xyz.size] = xyz
+        xyz = checks.as_float_array("initial position xyz", xyz, StateError).ravel()
+        if not 2 <= xyz.size <= 3:
+            raise StateError(f"initial position xyz: expected 2 or 3 numbers (x, y[, z] m), got {xyz.size} "
+                             f"({xyz.tolist()})")
+        p[:xyz.size] = checks.finite("initial position xyz", xyz, StateError)
     if yaw is not None:
-        if not np.isfinite(yaw):
-            raise ModelError(f"initial yaw must be a finite angle in rad, got {yaw!r}")
-        rpy[2] = yaw
+        rpy[2] = checks.number("initial yaw", yaw, unit="rad", error=StateError)
     p[2] = max(p[2], float(terrain.height(p[0], p[1])) + float(model.wheel_radii.max()))
     q = model.state(xyz=p, rpy=(0.0, 0.0, rpy[2]))
     return initialize_contact(model, q, terrain)
@@ -182,12 +181,9 @@ class Stepper:
         """Back to time 0 at state ``q`` (default :meth:`initial_state`) with velocity ``qvel`` (default 0):
         integrals zeroed, contact set and cached mass matrix dropped."""
         m = self.model
-        q = self.initial_state() if q is None else _vector("q", q, m.num_states)
-        qn = np.linalg.norm(q[:4])
-        if not qn > 1e-9:
-            raise ModelError("q: the body quaternion q[0:4] is zero")
+        q = self.initial_state() if q is None else checks.state("q", q, m.num_states)
         data.q[:] = q
-        data.q[:4] /= qn
+        data.q[:4] /= np.linalg.norm(q[:4])
         data.qvel[:] = 0.0 if qvel is None else _vector("qvel", qvel, m.num_dof)
         data.integral[:] = 0.0
         data.in_contact[:] = True
@@ -205,7 +201,7 @@ class Stepper:
         """Replace the ground for the following steps (e.g. a new height grid from a map message); the engine
         is not recompiled (every terrain kind is one argument type)."""
         if not isinstance(terrain, Terrain):
-            raise ModelError(f"set_terrain: expected a Terrain, got {type(terrain).__name__}")
+            raise ArgumentError(f"set_terrain: expected a Terrain, got {type(terrain).__name__}")
         from wmr_dynamics.compiled.engine import terrain_data
 
         self.engine.td = terrain_data(terrain)
@@ -234,9 +230,9 @@ class Stepper:
         controller, or ``rates`` = the actuated joints' rates (rad/s or m/s, ``model.actuated_joint_names``
         order).  Raises ModelError (``data`` then holds the state the failing step started from)."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise ModelError(f"advance: n must be a non-negative integer number of steps, got {n!r}")
+            raise ArgumentError(f"advance: n must be a non-negative integer number of steps, got {n!r}")
         if (command is None) == (rates is None):
-            raise ModelError("advance: give exactly one of command=(v, omega) or rates=[...]")
+            raise CommandError("advance: give exactly one of command=(v, omega) or rates=[...]")
         if rates is not None:
             row = _vector("rates", rates, len(self.model.actuated_joint_names))
         else:
@@ -298,12 +294,5 @@ class Stepper:
 
 
 def _vector(name: str, x: ArrayLike, n: int) -> NDArray:
-    try:
-        a = np.array(x, dtype=float).ravel()
-    except (TypeError, ValueError):
-        raise ModelError(f"{name}: expected {n} numbers, got {x!r}") from None
-    if a.size != n:
-        raise ModelError(f"{name}: expected {n} numbers, got {a.size}")
-    if not np.all(np.isfinite(a)):
-        raise ModelError(f"{name}: contains NaN or inf: {a.tolist()}")
-    return a
+    error = StateError if name in ("q", "qvel") else CommandError
+    return checks.vector(name, x, n, error=error)

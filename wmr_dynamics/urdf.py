@@ -31,7 +31,7 @@ import yaml
 from numpy.typing import NDArray
 
 from wmr_dynamics import spatial
-from wmr_dynamics.errors import ModelError, UrdfError
+from wmr_dynamics.errors import ImplausibleModelError, ModelError, UrdfError, VehicleConfigError
 from wmr_dynamics.model import Frame, JointConstraint, JointSpring, Wheel, WmrModel
 from wmr_dynamics.vehicle_schema import validate as validate_config
 
@@ -39,6 +39,13 @@ YAML_KEYS = {"name", "urdf", "base_link", "description", "actuated_joints", "whe
              "constraint_models", "joint_springs", "contact", "actuators", "controller", "initial_pose"}
 WHEEL_KEYS = {"radius", "width", "shape", "tube_radius"}
 _AXES = "XYZ"
+
+#: Plausibility limits of a wheeled robot's URDF (SI units); larger magnitudes are refused as wrong units or a
+#: corrupt file (a 1e30 m wheel or a 1e30 kg·m² inertia makes every force balance fail).
+MAX_LINK_MASS = 1e6          # kg, per link (a 400 t mining truck's body is 4e5 kg)
+MAX_INERTIA = 1e7            # kg·m², any entry of a link's inertia matrix
+MAX_OFFSET = 1e3             # m, joint origins, centres of mass and collision origins
+MAX_WHEEL_RADIUS = 10.0      # m, as the vehicle YAML's wheels.*.radius
 
 
 # ---- locating files --------------------------------------------------------------------------------
@@ -74,7 +81,13 @@ def _resolve(name_or_path: str | Path, config: str | Path | dict | None) -> tupl
         cfg = _read_yaml(p)
         if "urdf" not in cfg:
             raise UrdfError(f"{p}: key 'urdf' (path of the URDF, relative to this file) is missing")
-        return (p.parent / str(cfg["urdf"])).resolve(), p
+        if not isinstance(cfg["urdf"], str) or not cfg["urdf"].strip():
+            raise VehicleConfigError(f"{p}: urdf: expected the path of the URDF (relative to this file), got "
+                                     f"{cfg['urdf']!r}")
+        urdf = (p.parent / cfg["urdf"]).resolve()
+        if not urdf.is_file():
+            raise UrdfError(f"{p}: urdf: {cfg['urdf']!r} ({urdf}) is not a file")
+        return urdf, p
     if p.suffix == "" and "/" not in text:
         for d in data_dirs():
             if (d / "urdf" / f"{text}.urdf").is_file():
@@ -195,13 +208,24 @@ def _link_mass(path: Path, link) -> tuple[float, NDArray, NDArray]:
     except (TypeError, ValueError):
         raise UrdfError(f"{where}: <mass value> is missing or not a number") from None
     if not np.isfinite(mass) or mass < 0:
-        raise UrdfError(f"{where}: mass must be a finite number >= 0 kg, got {mass}")
+        raise ImplausibleModelError(f"{where}: mass must be a finite number >= 0 kg, got {mass}")
+    if mass > MAX_LINK_MASS:
+        raise ImplausibleModelError(f"{where}: mass {mass:g} kg is beyond the plausible {MAX_LINK_MASS:g} kg "
+                                    "(wrong units?)")
     I = np.zeros((3, 3)) if inertial.inertia is None else np.array(inertial.inertia.to_matrix(), dtype=float)  # noqa: E741
     if not np.all(np.isfinite(I)):
         raise UrdfError(f"{where}: <inertia> has NaN or inf entries")
+    if np.abs(I).max() > MAX_INERTIA:
+        raise ImplausibleModelError(f"{where}: <inertia> entry {np.abs(I).max():g} kg·m² is beyond the plausible "
+                                    f"{MAX_INERTIA:g} kg·m² (wrong units?)")
+    if np.abs(I).max() > 0 and np.linalg.eigvalsh(0.5 * (I + I.T)).min() < -1e-9 * np.abs(I).max():
+        raise ImplausibleModelError(f"{where}: <inertia> is not positive semi-definite (principal moments "
+                                    f"{np.linalg.eigvalsh(0.5 * (I + I.T)).round(9).tolist()} kg·m²)")
     if mass == 0 and np.abs(I).max() > 0:
         raise UrdfError(f"{where}: mass is zero but the inertia is not; give the link its mass")
     T = _origin(inertial)
+    if np.abs(T[:3, 3]).max() > MAX_OFFSET:
+        raise ImplausibleModelError(f"{where}: <origin xyz> {T[:3, 3].tolist()} m lies beyond ±{MAX_OFFSET:g} m")
     return mass, T[:3, 3].copy(), T[:3, :3] @ I @ T[:3, :3].T
 
 
@@ -302,6 +326,7 @@ class _Builder:
         actuated = self.actuated(joints, {w.frame for w in wheels}, frames)
         frames = [f if f.parent is None else _replace(f, actuated=f.joint_name in actuated) for f in frames]
         constraints = self.constraint_models(self.mimic_constraints(joints) + self.yaml_constraints(joints))
+        self.check_constraint_limits(constraints, {f.joint_name: f.limits for f in frames[1:]})
         springs = self.yaml_springs(joints)
         T_base_root = spatial.inv_homogeneous(T_root_base)
         if base != root:
@@ -348,6 +373,14 @@ class _Builder:
                     found[j.name] = (np.nan, np.nan)
                     continue
                 radius, length, Tc = cyl
+                if not (np.isfinite(radius) and 0 < radius <= MAX_WHEEL_RADIUS):
+                    raise ImplausibleModelError(
+                        f"{self.path}: wheel link '{j.child}' (joint '{j.name}'): <cylinder radius> must be in "
+                        f"(0, {MAX_WHEEL_RADIUS:g}] m, got {radius:g}")
+                if not (np.isfinite(length) and 0 <= length <= MAX_WHEEL_RADIUS):
+                    raise ImplausibleModelError(
+                        f"{self.path}: wheel link '{j.child}' (joint '{j.name}'): <cylinder length> must be in "
+                        f"[0, {MAX_WHEEL_RADIUS:g}] m, got {length:g}")
                 axis = self.joint_axis(j)
                 if abs(abs(axis @ Tc[:3, 2]) - 1.0) > 1e-6:
                     raise self.err(f"wheel joint '{j.name}' turns about {axis.round(4).tolist()} but the cylinder "
@@ -426,6 +459,10 @@ class _Builder:
         """Frame for movable joint j (axis already aligned, see joint_alignment), limits, mass properties."""
         Ra = self.align[link]
         target = int(np.argmax(np.abs(Ra.T @ self.joint_axis(j))))
+        xyz = _origin(j)[:3, 3]
+        if not np.all(np.isfinite(xyz)) or np.abs(xyz).max() > MAX_OFFSET:
+            raise ImplausibleModelError(f"{self.path}: joint '{j.name}': <origin xyz> {xyz.tolist()} m must be finite "
+                                        f"and within ±{MAX_OFFSET:g} m")
         T0 = T_parent_link @ _origin(j)
         T0[:3, :3] = T0[:3, :3] @ Ra
         kind = "P" if j.type == "prismatic" else "R"
@@ -507,6 +544,24 @@ class _Builder:
                                        **model))
         return out
 
+    def check_constraint_limits(self, constraints: list[JointConstraint], limits: dict[str, tuple]) -> None:
+        """A constraint on one joint (c·θ = value) must hold it within its URDF ``<limit lower upper>``: a
+        constraint outside them would drive the joint through its hard stop."""
+        for c in constraints:
+            if len(c.coeffs) != 1:
+                continue
+            (joint, coef), = c.coeffs.items()
+            lo, hi = limits.get(joint, (-np.inf, np.inf))
+            if coef == 0:
+                raise ImplausibleModelError(f"{self.cfg_name}: joint constraint '{c.name}': the coefficient of "
+                                            f"'{joint}' is 0")
+            theta = c.value / coef
+            tol = 1e-9 * max(1.0, abs(theta))
+            if not lo - tol <= theta <= hi + tol:
+                raise ImplausibleModelError(
+                    f"{self.cfg_name}: joint constraint '{c.name}' holds joint '{joint}' at {theta:g}, outside its "
+                    f"URDF limits [{lo:g}, {hi:g}] ({self.path})")
+
     def constraint_models(self, constraints: list[JointConstraint]) -> list[JointConstraint]:
         """Apply ``constraint_models: {name: {stiffness, damping}}`` (eq. 2.74), e.g. to mimic constraints."""
         from dataclasses import replace
@@ -576,4 +631,22 @@ def load_model(name_or_path: str | Path, config: str | Path | dict | None = None
         raise UrdfError(f"{cfg_name}: unknown keys {sorted(unknown)}; allowed: {sorted(YAML_KEYS)}")
     validate_config(cfg, cfg_name)
     robot = _parse_urdf(urdf_path)
-    return _Builder(urdf_path, robot, cfg, cfg_name).build()
+    model = _Builder(urdf_path, robot, cfg, cfg_name).build()
+    _check_models(model, cfg, cfg_name)
+    return model
+
+
+def _check_models(model: WmrModel, cfg: dict, cfg_name: str) -> None:
+    """Build the YAML's actuator and contact models once at load time, so a missing or wrong parameter is
+    reported naming the vehicle YAML (not later, when a dynamic simulation is set up)."""
+    from wmr_dynamics.actuators import actuator_from_config
+    from wmr_dynamics.contact_models import contact_model_from_config
+
+    try:
+        if cfg.get("actuators"):
+            actuator_from_config(dict(cfg["actuators"]), len(model.actuated_joint_names))
+        if cfg.get("contact"):
+            contact_model_from_config(dict(cfg["contact"]), model.wheel_radii, model.wheel_widths,
+                                      mass=model.total_mass, n_wheels=model.num_wheels)
+    except ModelError as e:
+        raise VehicleConfigError(f"{cfg_name}: {e}") from None

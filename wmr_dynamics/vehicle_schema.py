@@ -11,12 +11,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from wmr_dynamics.errors import UrdfError
+from wmr_dynamics.errors import VehicleConfigError
 
-
-class VehicleConfigError(UrdfError):
-    """A vehicle YAML value of the wrong type or out of range (the text names the key path)."""
-
+__all__ = ["SCHEMA", "VehicleConfigError", "validate"]
 
 Check = Callable[[str, Any], None]
 

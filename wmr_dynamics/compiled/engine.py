@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from wmr_dynamics import checks
 from wmr_dynamics.actuators import PIActuator, TorqueSpeedActuator
 from wmr_dynamics.compiled import cache as _cache
 from wmr_dynamics.compiled import callbacks as _cb
@@ -26,14 +27,16 @@ from wmr_dynamics.contact_models._terra import lut_kernel, terra_kernel
 from wmr_dynamics.contact_models.linear import _linear_kernel
 from wmr_dynamics.contact_models.pacejka import _pacejka_kernel
 from wmr_dynamics.controllers import BodyVelocityController
-from wmr_dynamics.errors import ModelError, WmrError
+from wmr_dynamics.errors import ArgumentError, DivergenceError, ModelError, SimulationError, StateError, WmrError
 from wmr_dynamics.model import WmrModel
 
 #: columns of the ``stats`` array of :func:`rollout_batch`
 BATCH_STATS = ("max_abs_slip_ratio", "max_abs_slip_angle_rad", "min_normal_force_N", "max_abs_dz_m",
                "max_contact_speed_mps", "mean_iterations", "converged", "rolled_over")
 
-_STATUS = {1: "the terrain returned a non-finite height or normal under a wheel",
+_TERRAIN_NAN = ("the terrain returned a non-finite height or normal under a wheel (a hole in the terrain's data, or a "
+                "state that diverged within the step: try a smaller dt, or a command within the vehicle's limits)")
+_STATUS = {1: _TERRAIN_NAN,
            2: "the force balance produced a non-finite velocity (time step too large?)",
            3: "the joint-space inertia matrix is not positive definite (check the URDF inertias)",
            4: "the controller produced a non-finite joint rate command"}
@@ -193,20 +196,12 @@ class CompiledDynamics:
                                 np.zeros((nw, 3)), np.zeros((2, nw)), np.zeros(4))
         self.raise_status(st, k, 0.01)
 
-    def _commands(self, cmds: NDArray, lead: tuple) -> NDArray:
-        c = np.ascontiguousarray(cmds, dtype=float)
-        if c.ndim != len(lead) + 2 or c.shape[:len(lead)] != lead or c.shape[-1] != self.n_cmd or c.shape[-2] < 1:
-            what = "(v m/s, omega rad/s)" if self.n_cmd == 2 else f"{self.n_cmd} actuated joint rates"
-            raise ModelError(f"commands: expected shape {(*lead, 'steps+1', self.n_cmd)} of {what}, got {c.shape}")
-        if not np.all(np.isfinite(c)):
-            k = np.argwhere(~np.isfinite(c))[0].tolist()
-            raise ModelError(f"commands: non-finite value at index {k}")
-        return c
+    def _commands(self, cmds: NDArray, lead: tuple | None) -> NDArray:
+        what = "(v m/s, omega rad/s) rows" if self.n_cmd == 2 else f"rows of {self.n_cmd} actuated joint rates"
+        return checks.command_array("commands", cmds, lead, self.n_cmd, what)
 
     def _check_dt(self, dt: float) -> float:
-        if not (np.isfinite(dt) and dt > 0):
-            raise ModelError(f"dt must be a positive number of seconds, got {dt!r}")
-        return float(dt)
+        return checks.number("dt", dt, positive=True, unit="seconds")
 
     def rollout(self, q0: NDArray, qvel0: NDArray, cmds: NDArray, dt: float,
                 integral: NDArray | None = None) -> Rollout:
@@ -216,8 +211,9 @@ class CompiledDynamics:
         m, dt = self.model, self._check_dt(dt)
         cmds = self._commands(cmds, ())
         n1, nw = cmds.shape[0], m.num_wheels
-        q0 = np.ascontiguousarray(q0, dtype=float)
-        qvel0 = np.ascontiguousarray(qvel0, dtype=float)
+        q0 = checks.state("q0", q0, m.num_states)
+        qvel0 = checks.vector("qvel0", qvel0, m.num_dof, "joint-space velocities [omega_b; v_b; joint rates]",
+                              StateError)
         out = Rollout(np.full((n1, m.num_states), np.nan), np.zeros((n1, m.num_dof)), np.zeros((n1, nw)),
                       np.zeros((n1, nw, 3)), np.zeros((n1, nw)), np.zeros((n1, nw, 3)), np.zeros((n1, nw)),
                       np.zeros((n1, nw)), np.zeros(n1), np.zeros(n1), np.ones(n1, dtype=np.bool_))
@@ -228,6 +224,7 @@ class CompiledDynamics:
                                       np.empty(max(len(integral), 1)), out.q, out.qvel, out.dz, out.contact_points,
                                       out.contact_speed, out.contact_force, out.slip_ratio, out.slip_angle,
                                       out.iterations, out.cost, out.converged, True)
+        _raise_diverged(m, status, row, dt, out.q)
         self.raise_status(status, row, dt)
         return out
 
@@ -240,19 +237,20 @@ class CompiledDynamics:
         per-trajectory contact parameter rows (the layout of the model's ``kernel_data()[0]``).
         """
         dt = self._check_dt(dt)
-        cmds = np.ascontiguousarray(cmds, dtype=float)
-        N = cmds.shape[0] if cmds.ndim == 3 else -1
-        cmds = self._commands(cmds, (N,))
+        cmds = self._commands(cmds, None)
+        N = cmds.shape[0]
         m = self.model
-        q0 = _rows("q0", q0, N, m.num_states)
-        qvel0 = _rows("qvel0", qvel0, N, m.num_dof)
+        q0 = checks.state_rows("q0", q0, N, m.num_states)
+        qvel0 = checks.rows("qvel0", qvel0, N, m.num_dof)
         if contact_params is None:
             P = np.zeros((0, *self.fd.contact_P.shape))
         else:
-            P = np.ascontiguousarray(contact_params, dtype=float)
-            if P.shape[0] != N or P.shape[2:] != self.fd.contact_P.shape[1:] or P.shape[1] not in (1, m.num_wheels):
-                raise ModelError(f"contact_params: expected shape ({N}, 1 or {m.num_wheels}, "
-                                 f"{self.fd.contact_P.shape[1]}), got {P.shape}")
+            P = checks.as_float_array("contact_params", contact_params)
+            if P.ndim != 3 or P.shape[0] != N or P.shape[2:] != self.fd.contact_P.shape[1:] \
+                    or P.shape[1] not in (1, m.num_wheels):
+                raise ArgumentError(f"contact_params: expected shape ({N}, 1 or {m.num_wheels}, "
+                                    f"{self.fd.contact_P.shape[1]}), got {P.shape}")
+            checks.finite("contact_params", P)
         Q = np.full((N, cmds.shape[1], m.num_states), np.nan)
         stats = np.zeros((N, len(BATCH_STATS)))
         status = np.zeros((N, 2), dtype=np.int64)
@@ -325,16 +323,18 @@ class CompiledKinematics:
         from wmr_dynamics.compiled.kinematics import kinematic_rollout
 
         m = self.model
-        c = np.ascontiguousarray(cmds, dtype=float)
-        if c.ndim != 2 or c.shape[1] != self.n_cmd or not np.all(np.isfinite(c)):
-            raise ModelError(f"commands: expected finite rows of {self.n_cmd} values, got shape {c.shape}")
+        what = "(v m/s, omega rad/s) rows" if self.n_cmd == 2 else f"rows of {self.n_cmd} actuated joint rates"
+        c = checks.command_array("commands", cmds, (), self.n_cmd, what)
+        dt = checks.number("dt", dt, positive=True, unit="seconds")
+        q0 = checks.state("q0", q0, m.num_states)
         n1, nw = c.shape[0], m.num_wheels
         Q = np.full((n1, m.num_states), np.nan)
         QV, DZ, CP = np.zeros((n1, m.num_dof)), np.zeros((n1, nw)), np.zeros((n1, nw, 3))
         VC, RES, ROLL = np.zeros((n1, nw)), np.zeros(n1), np.full(n1, np.nan)
         status, row = kinematic_rollout(self.md, self.td, self.cd, self.kd, self.workspace(),
-                                        np.ascontiguousarray(q0, dtype=float), c, float(dt), Q, QV, DZ, CP, VC, RES,
+                                        q0, c, dt, Q, QV, DZ, CP, VC, RES,
                                         ROLL)
+        _raise_diverged(m, status, row, dt, Q)
         self.raise_status(status, row, dt)
         return Q, QV, DZ, CP, VC, RES, ROLL
 
@@ -343,7 +343,7 @@ class CompiledKinematics:
         _raise_status(self.model, _KIN_STATUS, status, row, dt)
 
 
-_KIN_STATUS = {1: "the terrain returned a non-finite height or normal under a wheel",
+_KIN_STATUS = {1: _TERRAIN_NAN,
                2: "the kinematic constraint system is singular",
                3: "the state became non-finite",
                4: "the controller produced a non-finite joint rate command",
@@ -352,7 +352,27 @@ _KIN_STATUS = {1: "the terrain returned a non-finite height or normal under a wh
 
 def _raise_status(model: WmrModel, table: dict, status: int, row: int, dt: float) -> None:
     if status != 0:
-        raise ModelError(f"{model.name}: step {row} (t = {row * dt:g} s): {table.get(status, status)}")
+        diverged = (table is _STATUS and status == 2) or (table is _KIN_STATUS and status == 3)
+        error = DivergenceError if diverged else SimulationError
+        raise error(f"{model.name}: step {row} (t = {row * dt:g} s): {table.get(status, status)}")
+
+
+def _raise_diverged(model: WmrModel, status: int, row: int, dt: float, Q: NDArray) -> None:
+    """A failed rollout whose states before the failure went non-finite or flew off (faster than 1 km/s)
+    diverged: say so (DivergenceError) rather than blame what the kernel tripped over (e.g. the terrain query
+    at a NaN position)."""
+    if status == 0:
+        return
+    rows = Q[:row + 1]
+    done = rows[np.isfinite(rows).all(axis=1)]
+    speed = np.linalg.norm(np.diff(done[:, 4:7], axis=0), axis=1) / dt if len(done) > 1 else np.zeros(0)
+    if len(done) < len(rows) or (speed.size and speed.max() > 1e3):
+        what = ("the state became non-finite" if len(done) < len(rows)
+                else f"the body moved at {speed.max():.3g} m/s")
+        raise DivergenceError(
+            f"{model.name}: step {row} (t = {row * dt:g} s): the run diverged: {what}.  Likely cause: a time step "
+            f"too large for the command (dt = {dt:g} s) or a command beyond the vehicle's limits.  Fix: a smaller "
+            "dt, or a command within the joint speed limits (wmr_dynamics.limits.limit_command)")
 
 
 def _ignore_model_error(call) -> None:  # noqa: ANN001
@@ -361,16 +381,6 @@ def _ignore_model_error(call) -> None:  # noqa: ANN001
         call()
     except ModelError:
         pass
-
-
-def _rows(name: str, x: NDArray, N: int, width: int) -> NDArray:
-    """``x`` as an (N, width) finite C array: one row for all trajectories, or one per trajectory."""
-    x = np.asarray(x, dtype=float)
-    if x.shape not in ((width,), (N, width)):
-        raise ModelError(f"{name}: expected shape ({width},) or ({N}, {width}), got {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise ModelError(f"{name}: contains NaN or inf")
-    return np.ascontiguousarray(np.broadcast_to(x, (N, width)))
 
 
 class ForceBalanceProblem:

@@ -3,17 +3,19 @@ and the :func:`load_terrain` dispatcher used by the command-line tools.  See ``d
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import warnings
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from wmr_dynamics.errors import TerrainError
+from wmr_dynamics.errors import TerrainError, TerrainFileError
 from wmr_dynamics.terrain.surfaces import (
     Box,
     Composite,
@@ -26,6 +28,22 @@ from wmr_dynamics.terrain.surfaces import (
     _vec,
     gaussian_rough_terrain,
 )
+
+#: SDF numbers (poses, sizes, m) beyond this magnitude are refused as implausible
+SDF_MAX_ABS = 1e7
+
+
+def _file_errors(load: Callable[..., T]) -> Callable[..., T]:
+    """Report every TerrainError of a file loader as a TerrainFileError (the messages already name the file)."""
+    @functools.wraps(load)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        try:
+            return load(*args, **kwargs)
+        except TerrainFileError:
+            raise
+        except TerrainError as e:
+            raise TerrainFileError(str(e)) from None
+    return wrapper
 
 
 # ------------------------------------------------------------------------------------------------ loaders
@@ -54,6 +72,7 @@ def _is_float(t: str) -> bool:
         return False
 
 
+@_file_errors
 def load_wmrde_grid(path: str | os.PathLike[str], *, fill_holes: bool = False) -> HeightGrid:
     """Load a wmrde height grid (the thesis's benchmark terrains, ``data/rough_terrains/``).
 
@@ -92,11 +111,13 @@ def _read_image(img: Path, where: str, z_min: float | None, z_max: float | None,
             a = np.load(img, allow_pickle=False)
         except (OSError, ValueError) as e:
             raise TerrainError(f"{where}: cannot read {img}: {e}") from None
-        if a.ndim != 2 or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
-            raise TerrainError(f"{where}: {img} must hold a 2-D numeric array, got {a.dtype} shape {a.shape}")
+        if a.ndim != 2 or a.dtype.kind not in "biuf":
+            raise TerrainError(f"{where}: {img} must hold a 2-D array of real numbers, got {a.dtype} shape {a.shape}")
         return a.astype(float) * scale
     if z_min is None or z_max is None:
         raise TerrainError(f"{where}: a PNG heightmap ({img.name}) needs z_min and z_max (m)")
+    if z_max < z_min:
+        raise TerrainError(f"{where}: z_max ({z_max:g} m) is below z_min ({z_min:g} m)")
     import matplotlib.image as mpimg
 
     try:
@@ -111,6 +132,7 @@ def _read_image(img: Path, where: str, z_min: float | None, z_max: float | None,
 _HEIGHTMAP_KEYS = ("image", "resolution", "origin", "z_min", "z_max", "height_scale", "row0")
 
 
+@_file_errors
 def load_heightmap(path: str | os.PathLike[str], *, resolution: float | None = None,
                    origin: ArrayLike | None = None, z_min: float | None = None, z_max: float | None = None,
                    height_scale: float | None = None, row0: str | None = None,
@@ -146,6 +168,8 @@ def load_heightmap(path: str | os.PathLike[str], *, resolution: float | None = N
         for key in ("image", "resolution", "origin"):
             if cfg.get(key) is None:
                 raise TerrainError(f"{p}: missing key '{key}'")
+        if not isinstance(cfg["image"], str) or not cfg["image"].strip():
+            raise TerrainError(f"{p}: 'image' must be a file name (.png or .npy), got {cfg['image']!r}")
         img = p.parent / str(cfg["image"])
     elif suffix in (".npy", ".png"):
         img, cfg = p, {"origin": (0.0, 0.0), **given}
@@ -166,6 +190,7 @@ def load_heightmap(path: str | os.PathLike[str], *, resolution: float | None = N
                       source=f"{w} ({img.name})")
 
 
+T = TypeVar("T")
 _Pose = tuple[float, float, float, float]  # x, y, z (m), yaw (rad) in the world frame
 
 
@@ -175,6 +200,9 @@ def _sdf_floats(elem: ET.Element | None, n: int, default: tuple[float, ...], whe
     vals = tuple(float(v) for v in (elem.text or "").split() if _is_float(v))
     if len(vals) != n or len((elem.text or "").split()) != n or not all(map(math.isfinite, vals)):
         raise TerrainError(f"{where}: <{elem.tag}> must hold {n} numbers, got {elem.text!r}")
+    if any(abs(v) > SDF_MAX_ABS for v in vals):
+        raise TerrainError(f"{where}: <{elem.tag}> {elem.text.strip()!r}: values beyond ±{SDF_MAX_ABS:g} m are not "
+                           "plausible (wrong units?)")
     return vals
 
 
@@ -206,30 +234,40 @@ def _sdf_uri(uri: str, world: Path, where: str) -> Path:
 
 
 def _sdf_geometry(geom: ET.Element, pose: _Pose, world: Path, where: str, out: dict[str, list]) -> None:
-    x, y, z, yaw = pose
     for g in geom:
         w = f"{where} <{g.tag}>"
-        if g.tag == "plane":
-            n = _sdf_floats(g.find("normal"), 3, (0.0, 0.0, 1.0), w)
-            c, s = math.cos(yaw), math.sin(yaw)
-            out["plane"].append(Plane((c * n[0] - s * n[1], s * n[0] + c * n[1], n[2]), (x, y, z)))
-        elif g.tag == "box":
-            size = _sdf_floats(g.find("size"), 3, (1.0, 1.0, 1.0), w)
-            out["box"].append(Box((x, y), size[:2], z + 0.5 * size[2], yaw, base=-math.inf))
-        elif g.tag == "heightmap":
-            if not (g.findtext("uri") or "").strip():
-                raise TerrainError(f"{w}: missing <uri>")
-            img = _sdf_uri(g.findtext("uri") or "", world, w)
-            sx, sy, sz = _sdf_floats(g.find("size"), 3, (1.0, 1.0, 1.0), w)
-            ox, oy, oz = _sdf_floats(g.find("pos"), 3, (0.0, 0.0, 0.0), w)
-            if abs(yaw) > 1e-9:
-                raise TerrainError(f"{w}: a rotated heightmap (yaw={yaw:g} rad) is not supported")
-            h = _read_image(img, w, 0.0, sz, 1.0)[::-1] + z + oz    # PNG: 0..size z; .npy: metres
-            dx, dy = sx / max(h.shape[1] - 1, 1), sy / max(h.shape[0] - 1, 1)
-            out["heightmap"].append(HeightGrid(x + ox - 0.5 * sx, y + oy - 0.5 * sy, dx, dy, h,
-                                               source=f"{w} ({img.name})"))
-        elif g.tag != "empty":
-            warnings.warn(f"{where}: ignoring <{g.tag}> geometry (not terrain)", stacklevel=4)
+        try:
+            _sdf_shape(g, pose, world, w, where, out)
+        except TerrainError as e:
+            msg = str(e)
+            raise TerrainError(msg if msg.startswith(str(world)) else f"{w}: {msg}") from None
+
+
+def _sdf_shape(g: ET.Element, pose: _Pose, world: Path, w: str, where: str, out: dict[str, list]) -> None:
+    """One <geometry> child ``g`` → the terrain pieces of ``out`` (its constructors' errors are prefixed by the
+    caller with ``w``, the file and element)."""
+    x, y, z, yaw = pose
+    if g.tag == "plane":
+        n = _sdf_floats(g.find("normal"), 3, (0.0, 0.0, 1.0), w)
+        c, s = math.cos(yaw), math.sin(yaw)
+        out["plane"].append(Plane((c * n[0] - s * n[1], s * n[0] + c * n[1], n[2]), (x, y, z)))
+    elif g.tag == "box":
+        size = _sdf_floats(g.find("size"), 3, (1.0, 1.0, 1.0), w)
+        out["box"].append(Box((x, y), size[:2], z + 0.5 * size[2], yaw, base=-math.inf))
+    elif g.tag == "heightmap":
+        if not (g.findtext("uri") or "").strip():
+            raise TerrainError(f"{w}: missing <uri>")
+        img = _sdf_uri(g.findtext("uri") or "", world, w)
+        sx, sy, sz = _sdf_floats(g.find("size"), 3, (1.0, 1.0, 1.0), w)
+        ox, oy, oz = _sdf_floats(g.find("pos"), 3, (0.0, 0.0, 0.0), w)
+        if abs(yaw) > 1e-9:
+            raise TerrainError(f"{w}: a rotated heightmap (yaw={yaw:g} rad) is not supported")
+        h = _read_image(img, w, 0.0, sz, 1.0)[::-1] + z + oz    # PNG: 0..size z; .npy: metres
+        dx, dy = sx / max(h.shape[1] - 1, 1), sy / max(h.shape[0] - 1, 1)
+        out["heightmap"].append(HeightGrid(x + ox - 0.5 * sx, y + oy - 0.5 * sy, dx, dy, h,
+                                           source=f"{w} ({img.name})"))
+    elif g.tag != "empty":
+        warnings.warn(f"{where}: ignoring <{g.tag}> geometry (not terrain)", stacklevel=5)
 
 
 def _sdf_walk(elem: ET.Element, pose: _Pose, world: Path, out: dict[str, list]) -> None:
@@ -256,6 +294,7 @@ def _sdf_walk(elem: ET.Element, pose: _Pose, world: Path, out: dict[str, list]) 
                           "is known); inline the model if it holds terrain", stacklevel=3)
 
 
+@_file_errors
 def load_sdf_world(path: str | os.PathLike[str]) -> Terrain:
     """Load the terrain of a Gazebo SDF world as a :class:`Composite` (world frame, metres).
 
@@ -271,8 +310,12 @@ def load_sdf_world(path: str | os.PathLike[str]) -> Terrain:
     no plane and no heightmap, the plane z = 0 is the base.
     """
     p = Path(path)
+    if not p.is_file():
+        raise TerrainError(f"{p}: SDF world file not found")
     try:
-        root = ET.fromstring(_read_text(p, "SDF world"))
+        root = ET.fromstring(p.read_bytes())  # bytes: the parser honours the XML declaration's encoding and a BOM
+    except OSError as e:
+        raise TerrainError(f"{p}: cannot read SDF world file: {e}") from None
     except ET.ParseError as e:
         raise TerrainError(f"{p}: invalid XML: {e}") from None
     world = root if root.tag == "world" else root.find("world")

@@ -55,6 +55,13 @@ class _Compiled:
         return _compiled_query(self, x, y)  # type: ignore[arg-type]
 
 
+#: plausibility limits of terrain data (m): heights and world coordinates beyond them are refused as wrong
+#: units or corrupt files (a 1e30 m height makes every force balance fail); grid spacings outside the range too
+MAX_HEIGHT = 1e5
+MAX_COORDINATE = 1e7
+MIN_SPACING, MAX_SPACING = 1e-6, 1e4
+
+
 def _num(name: str, value: Any, positive: bool = False) -> float:
     """``value`` as a finite float (> 0 if ``positive``), else TerrainError naming ``name``."""
     try:
@@ -176,7 +183,9 @@ class HeightGrid(_Compiled, Terrain):
 
     Non-finite heights (holes) raise TerrainError naming their count and the first one (row-major
     order), unless ``fill_holes=True``: each hole then takes the height of the nearest finite node
-    (Euclidean distance in metres).  ``source`` (e.g. a file name) prefixes error messages.
+    (Euclidean distance in metres).  Implausible magnitudes are refused (wrong units or a corrupt file): a
+    height beyond ±``MAX_HEIGHT`` (1e5 m), a grid reaching beyond ±``MAX_COORDINATE`` (1e7 m), a spacing outside
+    [``MIN_SPACING``, ``MAX_SPACING``] = [1e-6, 1e4] m.  ``source`` (e.g. a file name) prefixes error messages.
     Attributes ``x_min, y_min, dx, dy`` (m), ``heights`` (read-only array), ``nx, ny``.
     """
 
@@ -194,7 +203,20 @@ class HeightGrid(_Compiled, Terrain):
             raise TerrainError(f"{w}heights must be a 2-D array (ny, nx), got {h.ndim}-D shape {h.shape}")
         if h.shape[0] < 2 or h.shape[1] < 2:
             raise TerrainError(f"{w}heights must have at least 2 x 2 nodes, got shape {h.shape}")
+        if self.dx < MIN_SPACING or self.dy < MIN_SPACING or self.dx > MAX_SPACING or self.dy > MAX_SPACING:
+            raise TerrainError(f"{w}grid spacing (dx={self.dx:g}, dy={self.dy:g}) m must lie in "
+                               f"[{MIN_SPACING:g}, {MAX_SPACING:g}] m")
+        for name, lo, n, d in (("x", self.x_min, h.shape[1] if h.ndim == 2 else 0, self.dx),
+                               ("y", self.y_min, h.shape[0] if h.ndim == 2 else 0, self.dy)):
+            if abs(lo) > MAX_COORDINATE or abs(lo + max(n - 1, 0) * d) > MAX_COORDINATE:
+                raise TerrainError(f"{w}the grid spans {name} = {lo:g} .. {lo + max(n - 1, 0) * d:g} m, beyond "
+                                   f"±{MAX_COORDINATE:g} m (wrong units or origin?)")
         bad = ~np.isfinite(h)
+        big = np.abs(np.where(bad, 0.0, h)) > MAX_HEIGHT
+        if big.any():
+            j, i = (int(v) for v in np.argwhere(big)[0])
+            raise TerrainError(f"{w}{int(big.sum())} height(s) beyond ±{MAX_HEIGHT:g} m, first {h[j, i]:g} m at node "
+                               f"(i={i}, j={j}) (wrong units or height scale?)")
         if bad.any():
             n_bad, (j, i) = int(bad.sum()), (int(v) for v in np.argwhere(bad)[0])
             if not fill_holes or n_bad == h.size:
