@@ -29,6 +29,14 @@ class SlipParams:
     p1: longitudinal slip per normalized longitudinal force; p2: rolling resistance; p3: lateral slip per
     normalized lateral force; p4: under/oversteer; p5: left/right rolling-resistance asymmetry; p6:
     angular slip in skidding turns.  All dimensionless.
+
+    Signs: the body force of eq. 2.44 is implemented as the gravity and inertial load f = I_b g − v ×* (I_b v),
+    whose f_z is negative (−m·G on level ground).  So f_lon/f_z and f_lat/f_z are the traction the ground
+    must supply in units of the weight (f_lat/f_z = +a_c/G toward the centre of a turn, f_lon/f_z > 0
+    uphill), and a vehicle that slips back when pushing has p1 < 0, covers less ground than its wheels
+    roll p2 < 0, slides outward in turns p3 < 0, understeers p4 < 0, yaws less than its wheels command
+    p6 < 0.  The thesis writes eqs. 2.48–2.49 with a positive normal force: its p1, p3, p4 have the
+    opposite signs (docs/calibration.md).
     """
 
     p: tuple[float, float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
