@@ -394,3 +394,24 @@ def test_solve_velocity_names_bad_known_sets():
         solve_velocity(model, ks, [model.num_dof], [0.0], 25.0)
     with pytest.raises(ModelError, match="max_rounds"):
         solve_velocity_limited(model, ks, [3], [0.1], 25.0, max_rounds=-1)
+
+
+@pytest.mark.parametrize("phi_deg, tips", [(20.0, False), (50.0, True)])
+def test_a_compiled_kinematic_run_reports_the_rollover_margin_and_a_predicted_tip_over(phi_deg, tips):
+    """The compiled kinematic step skips the margin; run() fills it in: on a side slope it is the static
+    tipping condition w − h tan φ, and past the tipping angle the summary predicts the tip-over the
+    kinematic model itself (wheels held on the ground) cannot show."""
+    model = load_model("landtamer")
+    phi = np.radians(phi_deg)
+    ground = Plane(normal=(0.0, -np.sin(phi), np.cos(phi)))
+    sim = Simulator(model, ground, dt=0.05)
+    assert sim.engine_used == "compiled"
+    res = sim.run(1.0, (0.0, 0.0))
+    q = res.q[0]
+    ks = evaluate(model, q, ground)
+    _, com, _ = composite_inertia(model, ks.T_world)
+    cg = ks.T_world[0, :3, :3] @ com + ks.T_world[0, :3, 3]
+    h = (cg - ks.contacts.points.mean(0)) @ ground.unit_normal
+    s = res.summary()
+    assert s["min_rollover_margin_m"] == pytest.approx(0.81915 - h * np.tan(phi), abs=3e-3)
+    assert s["tip_over_predicted"] is tips and s["rolled_over"] is False

@@ -228,6 +228,14 @@ def sim_main(argv: list[str] | None = None) -> int:
               f"{summary['slip_ratio']['mean']:+.4f}, slip angle mean {summary['slip_angle_rad']['mean']:+.4f} rad, "
               f"{summary['mean_iterations']:.2f} force-balance iterations per step, "
               f"rolled over: {'YES' if summary['rolled_over'] else 'no'}")
+    if summary["tip_over_predicted"] and not summary["rolled_over"]:
+        print(f"  WARNING: rollover: the rollover margin fell to {summary['min_rollover_margin_m']:.3f} m (the force "
+              "through the centre of gravity leaves the support polygon): the real vehicle would tip over where the "
+              f"{args.mode} model keeps its wheels on the ground; try --mode dynamic")
+    if (summary["max_body_penetration_m"] or 0.0) > 0.01:
+        print(f"  WARNING: the link '{summary['body_penetration_link']}' is {summary['max_body_penetration_m']:.3f} m "
+              f"inside the terrain at t = {summary['body_penetration_t_s']:.2f} s: only wheels touch the ground in "
+              "these models, so a body on an obstacle passes through it")
     if summary.get("unconverged_steps"):
         print(f"  WARNING: the force balance did not converge in {summary['unconverged_steps']} of "
               f"{summary['steps']} steps (first at t = {summary['first_unconverged_s']:.3f} s): the contact forces "
