@@ -27,7 +27,7 @@ def rough():
 def test_a_huge_yaw_rate_in_kinematic_mode_is_a_divergence_error_not_a_silent_result(zoe, rough):
     sim = Simulator(zoe, rough, mode="kinematic", dt=0.04)
     with pytest.raises(DivergenceError) as e:
-        sim.run(2.0, (0.5, 1e6), progress=False)
+        sim.run(2.0, (0.5, 1e6), progress=False, limit_speeds=False)
     msg = str(e.value)
     assert msg.startswith("zoe: kinematic run diverged at t = 0 s (step 0)")
     assert "the wheels' speed limits allow 3.25 m/s" in msg and "Fix: a smaller dt" in msg
@@ -38,19 +38,19 @@ def test_a_huge_yaw_rate_in_kinematic_mode_is_a_divergence_error_not_a_silent_re
 def test_a_speed_beyond_the_wheel_limits_is_a_divergence_error(zoe, rough):
     sim = Simulator(zoe, rough, mode="kinematic", dt=0.04)
     with pytest.raises(DivergenceError, match=r"the body moved at 9.\d+e\+05 m/s, beyond 40 m/s"):
-        sim.run(1.0, (1e6, 0.0), progress=False)
+        sim.run(1.0, (1e6, 0.0), progress=False, limit_speeds=False)
 
 
 def test_a_wheel_deeper_than_its_diameter_is_a_divergence_error(rough):
     sim = Simulator(wmr.load_model("rocky7"), rough, mode="kinematic", dt=0.04)
     with pytest.raises(DivergenceError, match=r"wheel 'A1' is 0.2\d+ m deep in the ground, more than its diam"):
-        sim.run(2.0, (0.5, 50.0), progress=False)
+        sim.run(2.0, (0.5, 50.0), progress=False, limit_speeds=False)
 
 
 def test_a_dynamic_blow_up_is_named_divergence_not_a_terrain_fault(zoe, rough):
     sim = Simulator(zoe, rough, mode="dynamic", dt=0.01)
     with pytest.raises(DivergenceError) as e:
-        sim.run(1.0, (1e6, 0.0), progress=False)
+        sim.run(1.0, (1e6, 0.0), progress=False, limit_speeds=False)
     assert "the run diverged" in str(e.value) and "terrain returned" not in str(e.value)
 
 
@@ -78,10 +78,11 @@ def test_allowed_speed_is_bounded_by_the_wheel_limits_and_a_floor(zoe):
 
 
 def test_limit_speeds_scales_commands_to_the_wheel_limits_with_one_warning(zoe):
-    """Zoë's wheels are limited to 10 rad/s (3.25 m/s at r = 0.325 m): 1e6 m/s becomes about 3.25 m/s."""
+    """Zoë's wheels are limited to 10 rad/s (3.25 m/s at r = 0.325 m): 1e6 m/s becomes about 3.25 m/s — by
+    default (the divergence tests above switch the limits off to reach the divergence checks)."""
     sim = Simulator(zoe, Plane(), mode="kinematic", dt=0.04)
     with pytest.warns(UserWarning, match=r"zoe: 1 command\(s\) needed wheel rates beyond the URDF joint speed limits"):
-        r = sim.run(1.0, (1e6, 0.0), progress=False, limit_speeds=True)
+        r = sim.run(1.0, (1e6, 0.0), progress=False)
     assert r.summary()["distance_m"] == pytest.approx(3.25, rel=0.02)
     # a time-varying command: only the rows beyond the limits are scaled (1 m/s, then 10 m/s -> 3.25 m/s)
     with pytest.warns(UserWarning, match=r"1 command\(s\) needed"):

@@ -234,3 +234,23 @@ def test_a_start_pose_below_the_ground_is_placed_on_it_and_nothing_is_launched()
     assert 0.2 < z0 < 1.0  # on the ground: wheel radius 0.325 m plus the suspension
     stepper.advance(data, 100, command=(0.5, 0.0))
     assert abs(data.q[6] - z0) < 0.05 and data.q[4] > 0.2
+
+
+def test_direct_rates_beyond_the_urdf_limits_are_clipped_with_one_warning():
+    """Zoë's wheels: 10 rad/s at most (URDF <limit velocity>): 40 rad/s drives as 10 rad/s, warned once."""
+    import warnings
+
+    from wmr_dynamics import load_model
+    from wmr_dynamics.stepper import Stepper
+    from wmr_dynamics.terrain import Plane
+
+    zoe = load_model("zoe")
+    st = Stepper(zoe, Plane(), "kinematic", 0.01)
+    fast, ref = st.make_data(), st.make_data()
+    with pytest.warns(UserWarning, match="beyond the URDF speed limits"):
+        st.advance(fast, 100, rates=[40.0] * 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no second warning
+        st.advance(fast, 1, rates=[40.0] * 4)
+        st.advance(ref, 101, rates=[10.0] * 4)
+    np.testing.assert_allclose(fast.q, ref.q, atol=1e-12)

@@ -55,7 +55,8 @@ class BodyVelocityController:
         kind: one of ``CONTROLLER_TYPES``; ``None`` takes ``model.config['controller']['type']`` (or
             ``geometric``).  All kinds except ``naive`` use the geometric rule.
         steer_gain: proportional gain of the steering servo, 1/s.
-        max_steer_rate: rate limit of steering joints, rad/s.
+        max_steer_rate: rate limit of steering joints, rad/s; capped by the smallest URDF ``<limit velocity>`` of
+            the actuated steering joints (so a steering servo never asks a joint for more than it can do).
     """
 
     def __init__(self, model: WmrModel, kind: str | None = None, steer_gain: float = 5.0,
@@ -71,6 +72,8 @@ class BodyVelocityController:
                        for i in range(1, model.num_frames)
                        if model.joint_type[i] == 2 and i not in wheel_frames and _wheels_below(model, int(i))]
         self.steers = [s for s in self.steers if s.actuated or len(s.wheels) >= 2]
+        limits = [model.frames[s.frame].velocity_limit for s in self.steers if s.actuated]
+        self.max_steer_rate = min([self.max_steer_rate, *(float(x) for x in limits if np.isfinite(x))])
         self.wheel_of_frame = {int(f): w for w, f in enumerate(model.wheel_frame)}
         self._kernel_data = None  # (ModelData, ControllerData), built at the first call
 

@@ -220,7 +220,8 @@ class WheelOdometry:
         if n == 0:
             return True
         self._t_model -= n * STEP_S
-        self.stepper.advance(self.data, n, rates=rates)  # the plane is unbounded: its own pose never matters
+        # measured rates are not clipped to the URDF limits; the plane is unbounded: its own pose never matters
+        self.stepper.advance(self.data, n, rates=rates, clip=False)
         self.twist = self.data.qvel[:6].copy()
         if not self._imu:  # no IMU: the attitude the model itself has on level ground
             self.roll, self.pitch, _ = spatial.quat_to_rpy(self.data.q[:4])

@@ -320,7 +320,7 @@ class Simulator:
         return c.cd_direct, r
 
     def run(self, duration: float, command: Command, q0: NDArray | None = None, progress: bool | None = None,
-            qvel0: NDArray | None = None, limit_speeds: bool = False) -> SimResult:
+            qvel0: NDArray | None = None, limit_speeds: bool = True) -> SimResult:
         """Simulate ``duration`` seconds from ``q0`` (default :meth:`initial_state`).
 
         Args:
@@ -331,7 +331,9 @@ class Simulator:
             qvel0: dynamic mode: initial joint-space velocity [ω_b; v_b; θ̇] (default zero).
             limit_speeds: scale each (v, ω) so that no actuated wheel turns faster than its URDF speed limit
                 (:func:`wmr_dynamics.limits.limit_command` at the start state; the path's curvature is kept),
-                with one warning per run; with the vehicle's own controller only.
+                with one warning per run; with the vehicle's own controller only.  On by default (False lets
+                a command beyond the limits through, to the divergence checks).  Steering joints are held to
+                their limits by the controller itself (``BodyVelocityController.max_steer_rate``).
 
         Raises:
             DivergenceError: the run went non-finite or absurd (see :func:`check_divergence`); the run is the

@@ -153,6 +153,8 @@ class Stepper:
             from wmr_dynamics.compiled.kinematics import kinematic_advance as kernel
         self._kernel = kernel
         self._entry = None  # the compiled entry point for the step's argument types (see _call)
+        self._rate_limits = self.model.actuated_velocity_limits
+        self._warned_rates = False
 
     # ---- data ------------------------------------------------------------------------------------------
     def initial_state(self, xyz: ArrayLike | None = None, yaw: float | None = None) -> NDArray:
@@ -225,16 +227,27 @@ class Stepper:
 
     # ---- stepping --------------------------------------------------------------------------------------
     def advance(self, data: SimData, n: int = 1, command: ArrayLike | None = None,
-                rates: ArrayLike | None = None) -> SimData:
+                rates: ArrayLike | None = None, clip: bool = True) -> SimData:
         """Advance ``data`` by ``n`` steps holding one command: ``command`` = (v m/s, ω rad/s) through the
         controller, or ``rates`` = the actuated joints' rates (rad/s or m/s, ``model.actuated_joint_names``
-        order).  Raises ModelError (``data`` then holds the state the failing step started from)."""
+        order; clipped to the joints' URDF speed limits with one warning per stepper, unless ``clip=False``:
+        measured rates, as odometry feeds them, are what they are).  Raises ModelError (``data`` then holds the
+        state the failing step started from)."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
             raise ArgumentError(f"advance: n must be a non-negative integer number of steps, got {n!r}")
         if (command is None) == (rates is None):
             raise CommandError("advance: give exactly one of command=(v, omega) or rates=[...]")
         if rates is not None:
             row = _vector("rates", rates, len(self.model.actuated_joint_names))
+            lim = self._rate_limits
+            if clip and np.any(np.abs(row) > lim):  # the joints' URDF speed limits (one warning per stepper)
+                if not self._warned_rates:
+                    import warnings
+
+                    warnings.warn(f"{self.model.name}: joint rates {row.tolist()} beyond the URDF speed limits "
+                                  f"{lim.tolist()}; clipped (this warning once per stepper)", stacklevel=2)
+                    self._warned_rates = True
+                row = np.clip(row, -lim, lim)
         else:
             row = _vector("command", command, 2)
         if rates is None and self.custom_controller:
