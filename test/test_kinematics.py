@@ -415,3 +415,11 @@ def test_a_compiled_kinematic_run_reports_the_rollover_margin_and_a_predicted_ti
     s = res.summary()
     assert s["min_rollover_margin_m"] == pytest.approx(0.81915 - h * np.tan(phi), abs=3e-3)
     assert s["tip_over_predicted"] is tips and s["rolled_over"] is False
+
+
+def test_driving_up_an_89_degree_wall_predicts_a_tip_over():
+    """The reliability issue's example: the kinematic model drove up an 89° wall and reported no rollover."""
+    a = np.radians(89.0)
+    res = Simulator(load_model("landtamer"), Plane(normal=(-np.sin(a), 0.0, np.cos(a))), dt=0.04).run(2.0, (0.5, 0.0))
+    s = res.summary()
+    assert s["tip_over_predicted"] and s["min_rollover_margin_m"] < -1.0
