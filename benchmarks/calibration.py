@@ -66,11 +66,16 @@ def run_case(tmp: Path, vehicle: str, ground: str, terrain: str, seed: int) -> d
     pred0 = Predictor(model, logs[0], "enhanced")
     row = {"vehicle": vehicle, "ground": ground, "terrain": terrain, "calibrate_s": wall, "p": res.p,
            "settled_at": settled_at(pred0, intervals(logs[0], None, 10.0), res.history, res.s)}
+    t0 = time.perf_counter()
+    dyn = calibrate(model, logs[0], "dynamic", 2.0, contact="pacejka")
+    row["dyn_s"] = time.perf_counter() - t0
     for k, log in enumerate(logs):
         pred = Predictor(model, log, "enhanced")
         seg = intervals(log, None, 10.0)
         row[f"kin_{k}"] = evaluate(pred, seg, pred.nominal, res.s).summary
         row[f"cal_{k}"] = evaluate(pred, seg, res.p, res.s).summary
+        dpred = Predictor(model, log, "dynamic", contact="pacejka")
+        row[f"dyn_{k}"] = evaluate(dpred, seg, dyn.p, dyn.s).summary
     if vehicle == "landtamer":
         dd = Predictor(model, logs[0], "diffdrive")
         seg = intervals(logs[0], None, 10.0)
@@ -96,12 +101,13 @@ def markdown(rows: list[dict], total_s: float) -> str:
              "`wmr_dynamics/calibration/synthetic.py`), recorded with the default simulated sensors (GPS/INS 10 Hz, "
              "0.02 m / 0.005 rad noise; IMU 100 Hz; encoders 50 Hz); the first log is calibrated online "
              "(enhanced model, 2 s intervals), both are evaluated over 10 m segments. `kin.` is the uncalibrated 3D "
-             "kinematic model, `kin.+` the online-calibrated enhanced model; 'other log' evaluates the parameters "
+             "kinematic model, `kin.+` the online-calibrated enhanced model, `dyn.` the online-calibrated dynamic "
+             "model (Pacejka contact: mu, K_s, K_a and a wheel-radius scale); 'other log' evaluates the parameters "
              "on the second drive, which they were not calibrated on.", "",
              "### 10 m horizon (cf. Tables 3.4, 3.5, 3.7, 3.8)", "",
              "| vehicle | ground | terrain | kin. pos. err. (m) | kin.+ pos. err. (m) | reduction | kin. yaw (rad) | "
              "kin.+ yaw (rad) | other log: kin. / kin.+ (m) | other log reduction | settled after (intervals) | "
-             "calibration wall (s) |", "| --- " * 12 + "|"]
+             "calibration wall (s) | dyn. pos. err. (m), this / other log | dyn. wall (s) |", "| --- " * 14 + "|"]
     for r in rows:
         k0, c0, k1, c1 = r["kin_0"], r["cal_0"], r["kin_1"], r["cal_1"]
         red0 = 100 * (1 - c0["mean_position_error_m"] / k0["mean_position_error_m"])
@@ -109,7 +115,9 @@ def markdown(rows: list[dict], total_s: float) -> str:
         lines.append(f"| {r['vehicle']} | {r['ground']} | {r['terrain']} | {k0['mean_position_error_m']:.3f} | "
                      f"{c0['mean_position_error_m']:.3f} | {red0:.0f} % | {k0['mean_yaw_error_rad']:.4f} | "
                      f"{c0['mean_yaw_error_rad']:.4f} | {k1['mean_position_error_m']:.3f} / "
-                     f"{c1['mean_position_error_m']:.3f} | {red1:.0f} % | {r['settled_at']} | {r['calibrate_s']:.1f} |")
+                     f"{c1['mean_position_error_m']:.3f} | {red1:.0f} % | {r['settled_at']} | {r['calibrate_s']:.1f} | "
+                     f"{r['dyn_0']['mean_position_error_m']:.3f} / {r['dyn_1']['mean_position_error_m']:.3f} | "
+                     f"{r['dyn_s']:.1f} |")
     dd = [r for r in rows if "dd" in r]
     if dd:
         lines += ["", "### Differential drive baselines, LandTamer, 10 m (cf. Table 3.6)", "",

@@ -138,3 +138,31 @@ def test_drive_log_writes_sqlite_and_csv_input_calibrates(tmp_path, capsys):
     code, _, err = _run(capsys, [str(tmp_path / "j.csv"), "--csv", str(tmp_path / "bad.csv"), "-", "--vehicle",
                                  "landtamer", "--out", str(b)])
     assert code == 2 and "bad.csv:2: 3 values, the header has 4" in err
+
+
+def test_dynamic_model_calibration_finds_the_truths_contact_constants(grass_bag, tmp_path, capsys):
+    """The dynamic model with Pacejka contact, started from the vehicle's defaults (μ 1, K_s = K_a = 100, the
+    URDF's radius), calibrated to the grass truth (μ 0.45, K_s = K_a = 25, rolling radius 0.97 x, and a
+    rolling resistance the model does not have): the constants the drive excites come back, and the YAML's
+    contact block builds the vehicle that wmr-sim runs."""
+    out = tmp_path / "dyn.yaml"
+    code, stdout, err = _run(capsys, [str(grass_bag), "--vehicle", "landtamer", "--model", "dynamic", "--contact",
+                                      "pacejka", "--out", str(out), "--quiet", "--json"])
+    assert code == 0, err
+    data = yaml.safe_load(out.read_text())
+    c = data["contact"]
+    assert c["model"] == "pacejka"
+    assert c["params"]["mu"] == pytest.approx(0.45, rel=0.25)
+    assert 15.0 < c["params"]["Ks"] < 45.0 and 15.0 < c["params"]["Ka"] < 45.0  # from 100, toward 25
+    # the radius scale takes the truth's 0.97 and its rolling resistance (both shorten the path by a share of
+    # the wheels' rolling): 60 s cannot tell them apart
+    assert 0.85 < data["calibration_parameters"]["radius_scale"] < 0.97
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert summary["horizons"]["10 m"]["reduction_pct"]["mean_position_error_m"] > 80
+    cfg = dict(load_model("landtamer").config, contact=c)
+    model = load_model("landtamer", cfg)
+    from wmr_dynamics.dynamics.force_balance import DynamicsOptions
+
+    assert DynamicsOptions.from_config(model).contact.params["mu"] == pytest.approx(c["params"]["mu"])
+    with pytest.raises(Exception, match="not an odometry model"):
+        OdometryParams.load(out)

@@ -54,7 +54,7 @@ class OdometryParams:
 
     #: keys a calibration writes besides these three (read and kept by the calibration tools, not used here)
     KEYS = ("model", "slip", "wheels", "covariance", "vehicle", "note", "process_noise", "sensor_offset",
-            "calibration", "alpha")
+            "calibration", "alpha", "contact", "calibration_parameters")
 
     @classmethod
     def load(cls, path: str | Path) -> OdometryParams:
@@ -76,6 +76,9 @@ class OdometryParams:
         if unknown:
             raise ModelError(f"{p}: unknown keys {sorted(unknown)}; allowed: {list(cls.KEYS)}")
         model = data.get("model", "kinematic")
+        if model == "dynamic":
+            raise ModelError(f"{p}: model: dynamic parameters are a contact block for the vehicle YAML (wmr-sim, "
+                             "load_model), not an odometry model; calibrate --model enhanced or kinematic for odometry")
         if model == "diffdrive":
             raise ModelError(f"{p}: model: diffdrive parameters are a calibration baseline (thesis eqs. 3.64-3.66), "
                              "not an odometry model; calibrate --model enhanced or kinematic for odometry")

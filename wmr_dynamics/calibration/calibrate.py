@@ -89,6 +89,11 @@ def params_mapping(model: WmrModel, result: CalibrationResult, pred: Predictor, 
         out["slip"] = [par[f"p{i}"] for i in range(1, 7)]
     elif kind == "diffdrive":
         out["alpha"] = par["alpha"]
+    elif kind == "dynamic":  # a vehicle YAML contact block (wmr-sim, load_model)
+        params = {k: (float(v) if isinstance(v, (int, float, np.floating)) else v)
+                  for k, v in pred.contact_params(result.p).items()}
+        out["contact"] = {"model": pred.contact_name, "params": params}
+        out["calibration_parameters"] = {n: float(v) for n, v in par.items()}
     if "radius_scale" in par:
         out["wheels"] = {j: {"radius": float(w.radius * par["radius_scale"])}
                          for j, w in zip(model.wheel_joint_names, model.wheels, strict=True)}
@@ -117,8 +122,8 @@ def write_params(path: str | Path, mapping: dict) -> Path:
 def calibrate(model: WmrModel, log: DrivingLog, kind: str = "enhanced", interval_s: float | None = 2.0,
               segment_m: float | None = None, online: bool = True, offline: bool = False,
               settings: OnlineSettings | None = None, out: str | Path | None = None, sensor_params: bool = False,
-              progress: Callable[[str], None] | None = None) -> CalibrationResult:
-    """Calibrate ``kind`` (``enhanced``, ``kinematic`` or ``diffdrive``) to ``log``.
+              progress: Callable[[str], None] | None = None, contact: str | None = None) -> CalibrationResult:
+    """Calibrate ``kind`` (``enhanced``, ``kinematic``, ``diffdrive`` or ``dynamic``) to ``log``.
 
     Args:
         interval_s / segment_m: the prediction horizon: intervals of this many seconds, or path segments of
@@ -128,11 +133,12 @@ def calibrate(model: WmrModel, log: DrivingLog, kind: str = "enhanced", interval
         out: parameter YAML, rewritten atomically after every online interval and at the end.
         sensor_params: calibrate the pose sensor's (x, y) offset too.
         progress: called with one line per interval (and per offline iteration).
+        contact: dynamic model: the contact model whose constants are calibrated (default the vehicle YAML's).
     """
     if not (online or offline):
         raise CalibrationError("calibrate: choose online, offline or both")
     settings = settings or OnlineSettings()
-    pred = Predictor(model, log, kind, sensor_params)
+    pred = Predictor(model, log, kind, sensor_params, contact=contact)
     ivs = intervals(log, None if segment_m else interval_s, segment_m)
     if len(ivs) < 2:
         raise CalibrationError(f"{log.source}: only {len(ivs)} usable interval(s) of "

@@ -30,10 +30,12 @@ def calibrate_parser() -> argparse.ArgumentParser:
     p.add_argument("bag", help="rosbag2 folder (or its .mcap / .db3 file); with --csv, the joints CSV")
     p.add_argument("--vehicle", default="landtamer", help="bundled vehicle name or path to a URDF / vehicle YAML")
     p.add_argument("--vehicle-config", default=None, help="vehicle YAML for a URDF given by path")
-    p.add_argument("--model", default="enhanced", choices=("enhanced", "kinematic", "diffdrive"),
+    p.add_argument("--model", default="enhanced", choices=("enhanced", "kinematic", "diffdrive", "dynamic"),
                    help="enhanced: body slip p1..p6 (eqs. 2.48-2.49); kinematic: a wheel-radius scale; diffdrive: "
-                        "the yaw-rate scale alpha (eq. 3.66) baseline.  (Dynamic-model calibration is not "
-                        "available yet.)")
+                        "the yaw-rate scale alpha (eq. 3.66) baseline; dynamic: contact constants and a wheel-radius "
+                        "scale of the dynamic model (writes a vehicle-YAML contact block)")
+    p.add_argument("--contact", default=None, choices=("linear", "pacejka"),
+                   help="dynamic model: the contact model to calibrate (default the vehicle YAML's)")
     h = p.add_mutually_exclusive_group()
     h.add_argument("--interval", type=_positive, default=2.0, help="prediction interval, s (default 2)")
     h.add_argument("--segment", type=_positive, default=None, help="prediction segments of this path length, m "
@@ -90,12 +92,14 @@ def calibrate_main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         result = calibrate(model, log, args.model, args.interval, args.segment, online=True, offline=args.offline,
                            settings=OnlineSettings(gate=args.gate), out=out, sensor_params=args.sensor_offset,
-                           progress=None if args.quiet else (lambda line: print(line, file=sys.stderr)))
+                           progress=None if args.quiet else (lambda line: print(line, file=sys.stderr)),
+                           contact=args.contact)
         files = []
         if args.report:
             from wmr_dynamics.calibration.report import write_report
 
-            files = write_report(args.report, result, Predictor(model, log, args.model, args.sensor_offset), model.name)
+            pred = Predictor(model, log, args.model, args.sensor_offset, contact=args.contact)
+            files = write_report(args.report, result, pred, model.name)
     except KeyboardInterrupt:
         print(f"wmr-calibrate: interrupted; the parameters learned so far are in {out}", file=sys.stderr)
         return 130

@@ -30,7 +30,10 @@ from wmr_dynamics.calibration.log import CalibrationError, DrivingLog
 from wmr_dynamics.model import WmrModel
 from wmr_dynamics.odometry import MAX_GAP_S, STEP_S, dead_reckon
 
-KINDS = ("enhanced", "kinematic", "diffdrive")
+KINDS = ("enhanced", "kinematic", "diffdrive", "dynamic")
+#: the dynamic model's calibrated contact constants, per contact model: log_X is ln(X / X_nominal) (X keeps
+#: its sign).  (Rolling resistance is left out: its effect is the wheel-radius scale's, which is calibrated.)
+CONTACT_PARAMS = {"linear": ("log_c_slip", "log_mu"), "pacejka": ("log_mu", "log_Ks", "log_Ka")}
 #: the parameters each model calibrates, and their values in the uncalibrated model
 MODEL_PARAMS = {"enhanced": ("p1", "p2", "p3", "p4", "p5", "p6"), "kinematic": ("radius_scale",),
                 "diffdrive": ("alpha",)}
@@ -107,20 +110,26 @@ class Predictor:
         model: the vehicle.  log: the driving log.  kind: ``"enhanced"``, ``"kinematic"`` or ``"diffdrive"``.
         sensor_params: also calibrate the pose sensor's (x, y) offset in the body frame.
         sensor_offset: the (x, y, z) offset of the pose sensor in the body frame (m) when not calibrated.
+        contact: dynamic model: the contact model to calibrate ("linear" or "pacejka"; default the vehicle
+            YAML's), its constants from the vehicle YAML as the starting point.
     """
 
     def __init__(self, model: WmrModel, log: DrivingLog, kind: str = "enhanced", sensor_params: bool = False,
-                 sensor_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> None:
+                 sensor_offset: tuple[float, float, float] = (0.0, 0.0, 0.0), contact: str | None = None) -> None:
         if kind not in KINDS:
             raise CalibrationError(f"model {kind!r}: expected one of {', '.join(KINDS)}")
         self.model, self.kind = model, kind
-        self.names = MODEL_PARAMS[kind] + (SENSOR_PARAMS if sensor_params else ())
+        if kind == "dynamic":
+            self._dynamic_setup(contact)
+            self.names = (*CONTACT_PARAMS[self.contact_name], "radius_scale") + (SENSOR_PARAMS if sensor_params else ())
+        else:
+            self.names = MODEL_PARAMS[kind] + (SENSOR_PARAMS if sensor_params else ())
         self.sensor_offset = np.array(sensor_offset, dtype=float)
         self._wheel = np.array([n in model.wheel_joint_names for n in model.actuated_joint_names])
         self.use_log(log)
         if kind == "diffdrive":
             self._diffdrive_setup()
-        else:
+        if kind != "diffdrive":
             from wmr_dynamics.kinematics.enhanced import SlipParams
             from wmr_dynamics.stepper import Stepper
             from wmr_dynamics.terrain import Plane
@@ -139,6 +148,43 @@ class Predictor:
         mid = 0.5 * (log.joint_t[1:] + log.joint_t[:-1])
         self._imu_k = np.searchsorted(log.imu_t, mid, side="right") - 1  # the IMU sample in effect (−1: none)
         self._cache: dict = {}
+
+    def _dynamic_setup(self, contact: str | None) -> None:
+        from wmr_dynamics.dynamics.force_balance import DynamicsOptions
+
+        name = contact or (self.model.config.get("contact") or {}).get("model", "linear")
+        if name not in CONTACT_PARAMS:
+            raise CalibrationError(f"dynamic model: contact {name!r} cannot be calibrated; choose one of "
+                                   f"{', '.join(CONTACT_PARAMS)}")
+        self.contact_name = name
+        self.contact_base = DynamicsOptions.from_config(self.model, contact=name).contact.params
+        self._dyn: dict = {}  # steppers by parameter values
+
+    def contact_params(self, p: NDArray) -> dict:
+        """The contact model's constructor parameters for the dynamic model's calibrated values ``p``."""
+        par = dict(zip(self.names, np.asarray(p, dtype=float), strict=True))
+        out = dict(self.contact_base)  # radius_scale and the sensor offset are not contact constants
+        for name, v in par.items():
+            if name.startswith("log_"):
+                out[name[4:]] = out[name[4:]] * math.exp(v)
+        return out
+
+    def _dynamic_stepper(self, p: NDArray):  # noqa: ANN202
+        from wmr_dynamics.contact_models import make_contact_model
+        from wmr_dynamics.dynamics.force_balance import DynamicsOptions
+        from wmr_dynamics.stepper import Stepper
+        from wmr_dynamics.terrain import Plane
+
+        key = tuple(np.round(np.asarray(p, dtype=float)[:len(CONTACT_PARAMS[self.contact_name])], 12))
+        st = self._dyn.get(key)
+        if st is None:
+            if len(self._dyn) > 16:
+                self._dyn.clear()
+            opts = DynamicsOptions(contact=make_contact_model(self.contact_name, **self.contact_params(p)))
+            st = Stepper(self.model, Plane(), "dynamic", STEP_S, dynamics=opts)
+            st._data = st.make_data()
+            self._dyn[key] = st
+        return st
 
     @property
     def nominal(self) -> NDArray:
@@ -217,6 +263,9 @@ class Predictor:
         self._cache[key] = seg
         return seg
 
+    def _dynamic_twists(self, seg: _Segments, par: dict) -> NDArray:
+        return _dynamic_twists_impl(self, seg, par)
+
     def _twists(self, iv: Interval, seg: _Segments, par: dict) -> NDArray:
         """(m, 6) body twist [ω_b; v_b] of each segment."""
         if self.kind == "diffdrive":
@@ -226,9 +275,10 @@ class Predictor:
             tw = np.zeros((len(seg.k), 6))
             tw[:, 2], tw[:, 3] = par["alpha"] * (vr - vl) / B, 0.5 * (vl + vr)  # eqs. 3.64–3.66
             return tw
-        from wmr_dynamics.compiled.kinematics import kinematic_rollout
         from wmr_dynamics.kinematics.enhanced import SlipParams
 
+        if self.kind == "dynamic":
+            return self._dynamic_twists(seg, par)
         if self.kind == "enhanced":
             key = tuple(par[f"p{i}"] for i in range(1, 7))
             if key != self._slip:
@@ -240,14 +290,38 @@ class Predictor:
             cmds = np.ascontiguousarray(np.where(self._wheel, cmds * scale, cmds))
         # the model on the unbounded level plane, one compiled call for the interval: row 0 a warm-up step
         # (the enhanced slip sees the interval's velocity from the first segment on), then each message's steps
-        e, m = self.stepper.engine, self.model
-        n1, nw = len(cmds), m.num_wheels
-        QV = np.zeros((n1, m.num_dof))
-        st, row = kinematic_rollout(e.md, e.td, e.cd_direct, e.kd, e.workspace(), seg.q0, cmds, STEP_S,
-                                    np.empty((n1, m.num_states)), QV, np.empty((n1, nw)), np.empty((n1, nw, 3)),
-                                    np.empty((n1, nw)), np.empty(n1), np.empty(n1))
-        e.raise_status(st, row, STEP_S)
+        QV = np.zeros((len(cmds), self.model.num_dof))
+        _rollout(self.stepper.engine, self.model, seg.q0, cmds, QV)
         return QV[seg.last, :6]
+
+
+def _dynamic_twists_impl(pred: Predictor, seg: _Segments, par: dict) -> NDArray:
+    """The dynamic model (eq. 3.59) on the level plane driven by the logged joint rates (ideal actuators):
+    it starts at the kinematic model's velocity for the first rates, then runs each message's steps."""
+    QV = np.zeros((2, pred.model.num_dof))
+    _rollout(pred.stepper.engine, pred.model, seg.q0, seg.cmds[:2], QV)
+    st = pred._dynamic_stepper(np.array([par[n] for n in pred.names]))
+    data = st._data
+    st.reset(data, seg.q0, QV[0])
+    out = np.empty((len(seg.k), 6))
+    for i, (k, n) in enumerate(zip(seg.k, np.diff(np.r_[0, seg.last]), strict=True)):
+        rates = pred.rates[k]
+        if par["radius_scale"] != 1.0:
+            rates = np.where(pred._wheel, rates * par["radius_scale"], rates)
+        st.advance(data, int(n), rates=rates, clip=False)
+        out[i] = data.qvel[:6]
+    return out
+
+
+def _rollout(e, m: WmrModel, q0: NDArray, cmds: NDArray, QV: NDArray) -> None:  # noqa: ANN001
+    """The kinematic model on its plane over the rate rows ``cmds`` (one compiled call); q̇' rows into ``QV``."""
+    from wmr_dynamics.compiled.kinematics import kinematic_rollout
+
+    n1, nw = len(cmds), m.num_wheels
+    st, row = kinematic_rollout(e.md, e.td, e.cd_direct, e.kd, e.workspace(), q0, np.ascontiguousarray(cmds),
+                                STEP_S, np.empty((n1, m.num_states)), QV, np.empty((n1, nw)), np.empty((n1, nw, 3)),
+                                np.empty((n1, nw)), np.empty(n1), np.empty(n1))
+    e.raise_status(st, row, STEP_S)
 
 
 @dataclass
