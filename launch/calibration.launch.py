@@ -48,7 +48,8 @@ def generate_launch_description():
         DeclareLaunchArgument("vehicle_config", default_value="", description="vehicle YAML (default: bundled)"),
         DeclareLaunchArgument("params_file", default_value="calibration.yaml",
                               description="parameter YAML written as the calibration learns (resumed from)"),
-        DeclareLaunchArgument("model", default_value="enhanced", description="enhanced | kinematic | diffdrive"),
+        DeclareLaunchArgument("model", default_value="enhanced",
+                              description="enhanced | kinematic | diffdrive | dynamic"),
         DeclareLaunchArgument("interval_s", default_value="2.0", description="prediction interval, s"),
         DeclareLaunchArgument("pose_type", default_value="odometry", description="odometry (GPS/INS) | navsatfix"),
         DeclareLaunchArgument("pose_topic", default_value="", description="ground-truth topic (default gps/odom "

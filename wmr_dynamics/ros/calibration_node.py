@@ -17,9 +17,10 @@ t0, t1 (s), r_x, r_y (m), r_yaw (rad), Mahalanobis distance, accepted 0/1).  Wri
 after every interval and on shutdown; a restarted node resumes from it (``resume``, default true).
 
 Parameters: vehicle / urdf_file / robot_description / vehicle_config (as the other nodes), model
-("enhanced" | "kinematic" | "diffdrive"), interval_s (2.0), params_file ("calibration.yaml"), resume (true),
-pose_type ("odometry"), pose_std ([] = the messages' covariances, else [position m, yaw rad]), gate (90.0),
-process_noise (0.0: Q of eq. 3.49 as a fraction of the initial standard deviations), use_imu (true).
+("enhanced" | "kinematic" | "diffdrive" | "dynamic": the vehicle YAML's contact model), interval_s (2.0),
+params_file ("calibration.yaml"), resume (true), pose_type ("odometry"), pose_std ([] = the messages'
+covariances, else [position m, yaw rad]), gate (90.0), process_noise (0.0: Q of eq. 3.49 as a fraction of
+the initial standard deviations), use_imu (true).
 """
 
 from __future__ import annotations
@@ -167,8 +168,8 @@ class CalibrationNode(Node):
                 raise ValueError(f"it holds the {data.get('model')!r} model, not {self.kind!r}")
             names = list(data["covariance"]["parameters"])
             par = {f"p{i + 1}": v for i, v in enumerate(data.get("slip", []))} | (
-                {"alpha": data["alpha"]} if "alpha" in data else {})
-            if "radius_scale" in names:
+                {"alpha": data["alpha"]} if "alpha" in data else {}) | dict(data.get("calibration_parameters") or {})
+            if "radius_scale" in names and "radius_scale" not in par:
                 par["radius_scale"] = data["calibration"]["radius_scale"]
             p = np.array([float(par[n]) for n in names])
             cov = np.array(data["covariance"]["matrix"], dtype=float).reshape(len(names), len(names))
