@@ -272,26 +272,31 @@ def test_a_gap_in_the_joint_states_skips_the_intervals_over_it(enhanced_log):
 def test_a_log_of_other_joints_is_refused(landtamer, enhanced_log):
     with pytest.raises(CalibrationError, match="actuated joints"):
         Predictor(load_model("zoe"), enhanced_log, "enhanced")
-    with pytest.raises(CalibrationError, match="model 'dynamic'"):
-        Predictor(landtamer, enhanced_log, "dynamic")
+    with pytest.raises(CalibrationError, match="model 'stochastic'"):
+        Predictor(landtamer, enhanced_log, "stochastic")
+    with pytest.raises(CalibrationError, match="contact 'ishigami' cannot be calibrated"):
+        Predictor(landtamer, enhanced_log, "dynamic", contact="ishigami")
     with pytest.raises(CalibrationError, match="every actuated joint must be a wheel"):
         rec = load_model("recbot")
         Predictor(rec, _enhanced_truth(rec, (0,) * 6, 3.0), "diffdrive")
 
 
-def test_kinematic_model_recovers_the_tyres_rolling_radius(landtamer, tmp_path):
-    """The truth rolls on 97 % of the URDF's wheel radius: the kinematic model's radius_scale finds it, and
-    the YAML carries the calibrated radii the odometry applies."""
+def test_kinematic_model_recovers_the_tyres_rolling_radius_and_the_track_width(landtamer, tmp_path):
+    """The truth rolls on 97 % of the URDF's wheel radius and has a 5 % wider track: the kinematic model's
+    radius_scale and track_scale find them, and the YAML carries what the odometry applies."""
     from wmr_dynamics.odometry import OdometryParams, apply_params
 
-    small = apply_params(landtamer, OdometryParams(wheels={j: {"radius": w.radius * 0.97} for j, w in
+    truth = apply_params(landtamer, OdometryParams(wheels={j: {"radius": w.radius * 0.97} for j, w in
                                                            zip(landtamer.wheel_joint_names, landtamer.wheels,
-                                                               strict=True)}))
-    log = _enhanced_truth(small, (0,) * 6, 60.0, seed=3)
+                                                               strict=True)}, track_scale=1.05))
+    assert truth.frames[1].xyz[1] == pytest.approx(1.05 * landtamer.frames[1].xyz[1])
+    log = _enhanced_truth(truth, (0,) * 6, 60.0, seed=3)
     out = tmp_path / "radius.yaml"
     res = calibrate(landtamer, log, "kinematic", 2.0, out=out)
     assert res.parameters["radius_scale"] == pytest.approx(0.97, abs=0.002)
+    assert res.parameters["track_scale"] == pytest.approx(1.05, abs=0.01)
     params = OdometryParams.load(out)
-    assert params.model == "kinematic"
-    r = apply_params(landtamer, params).wheels[0].radius
-    assert r == pytest.approx(0.97 * landtamer.wheels[0].radius, rel=0.002)
+    assert params.model == "kinematic" and params.track_scale == pytest.approx(res.parameters["track_scale"])
+    calibrated = apply_params(landtamer, params)
+    assert calibrated.wheels[0].radius == pytest.approx(0.97 * landtamer.wheels[0].radius, rel=0.002)
+    assert calibrated.frames[1].xyz[1] == pytest.approx(1.05 * landtamer.frames[1].xyz[1], rel=0.01)

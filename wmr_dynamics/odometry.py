@@ -46,15 +46,17 @@ class OdometryParams:
         slip: p1…p6 of the enhanced model (:class:`~wmr_dynamics.kinematics.enhanced.SlipParams`).
         wheels: per wheel joint overrides, as the vehicle YAML's ``wheels:`` section (e.g. ``{FL_joint:
             {radius: 0.33}}``, m).
+        track_scale: the track width (the lateral offsets of the body's child frames) as a multiple of the URDF's.
     """
 
     model: str = "kinematic"
     slip: tuple[float, ...] = (0.0,) * 6
     wheels: dict = field(default_factory=dict)
+    track_scale: float = 1.0
 
     #: keys a calibration writes besides these three (read and kept by the calibration tools, not used here)
     KEYS = ("model", "slip", "wheels", "covariance", "vehicle", "note", "process_noise", "sensor_offset",
-            "calibration", "alpha", "contact", "calibration_parameters")
+            "calibration", "alpha", "contact", "calibration_parameters", "track_scale", "cg_offset")
 
     @classmethod
     def load(cls, path: str | Path) -> OdometryParams:
@@ -94,13 +96,36 @@ class OdometryParams:
         wheels = data.get("wheels") or {}
         if not isinstance(wheels, dict):
             raise ModelError(f"{p}: wheels: expected a mapping joint -> {{radius: m}}, got {wheels!r}")
-        return cls(model, slip, wheels)
+        track = data.get("track_scale", 1.0)
+        if isinstance(track, bool) or not isinstance(track, (int, float)) or not (0.2 < track < 5.0):
+            raise ModelError(f"{p}: track_scale: expected a number in (0.2, 5), got {track!r}")
+        return cls(model, slip, wheels, float(track))
+
+
+def model_variant(model: WmrModel, track_scale: float = 1.0, cg: tuple[float, float] = (0.0, 0.0)) -> WmrModel:
+    """``model`` with calibrated dimensions: the lateral (y) offsets of the body's child frames scaled by
+    ``track_scale`` (the track width), and the body's centre of mass moved by ``cg`` = (dx, dy) m."""
+    import dataclasses
+
+    if track_scale == 1.0 and cg == (0.0, 0.0):
+        return model
+    body = model.frames[0].name
+    frames = []
+    for f in model.frames:
+        if f.parent == body and track_scale != 1.0:
+            f = dataclasses.replace(f, xyz=(f.xyz[0], f.xyz[1] * track_scale, f.xyz[2]))
+        if f.parent is None and cg != (0.0, 0.0):
+            f = dataclasses.replace(f, com=(f.com[0] + cg[0], f.com[1] + cg[1], f.com[2]))
+        frames.append(f)
+    return WmrModel(frames, model.wheels, model.joint_constraints, model.joint_springs, model.name, model.config,
+                    model.source, model.fixed_frames)
 
 
 def apply_params(model: WmrModel, params: OdometryParams) -> WmrModel:
-    """The model with the calibrated wheel overrides (rebuilt from its URDF and YAML); unchanged without any."""
+    """The model with the calibrated wheel overrides (rebuilt from its URDF and YAML) and track scale;
+    unchanged without any."""
     if not params.wheels:
-        return model
+        return model_variant(model, params.track_scale)
     from wmr_dynamics.urdf import load_model
 
     cfg = dict(model.config)
@@ -111,7 +136,7 @@ def apply_params(model: WmrModel, params: OdometryParams) -> WmrModel:
                              f"({', '.join(model.wheel_joint_names)})")
         wheels.setdefault(joint, {}).update(spec)
     cfg["wheels"] = wheels
-    return load_model(model.source, cfg)
+    return model_variant(load_model(model.source, cfg), params.track_scale)
 
 
 class WheelOdometry:
@@ -159,7 +184,8 @@ class WheelOdometry:
         parameters take effect at the next update; new wheel radii or another model rebuild the model."""
         from wmr_dynamics.kinematics.enhanced import SlipParams
 
-        if params.wheels != self.params.wheels or params.model != self.params.model:
+        if (params.wheels, params.model, params.track_scale) != (self.params.wheels, self.params.model,
+                                                                 self.params.track_scale):
             self._build(params)
         else:
             self.stepper.set_slip(SlipParams(params.slip))

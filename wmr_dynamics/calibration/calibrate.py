@@ -93,7 +93,9 @@ def params_mapping(model: WmrModel, result: CalibrationResult, pred: Predictor, 
         params = {k: (float(v) if isinstance(v, (int, float, np.floating)) else v)
                   for k, v in pred.contact_params(result.p).items()}
         out["contact"] = {"model": pred.contact_name, "params": params}
-        out["calibration_parameters"] = {n: float(v) for n, v in par.items()}
+        out["cg_offset"] = [par["cg_x"], par["cg_y"]]
+    if "track_scale" in par:
+        out["track_scale"] = par["track_scale"]
     if "radius_scale" in par:
         out["wheels"] = {j: {"radius": float(w.radius * par["radius_scale"])}
                          for j, w in zip(model.wheel_joint_names, model.wheels, strict=True)}
@@ -106,8 +108,7 @@ def params_mapping(model: WmrModel, result: CalibrationResult, pred: Predictor, 
     offset[:2] = par.get("sensor_x", offset[0]), par.get("sensor_y", offset[1])
     out["sensor_offset"] = [float(v) for v in offset]
     out["calibration"] = {"log": source, "intervals": result.intervals, "accepted": result.accepted}
-    if "radius_scale" in par:
-        out["calibration"]["radius_scale"] = par["radius_scale"]
+    out["calibration_parameters"] = {n: float(v) for n, v in par.items()}  # as calibrated (a restart resumes)
     out["note"] = "written by wmr-calibrate (IPEM, Seegmiller 2014 ch. 3)"
     return out
 

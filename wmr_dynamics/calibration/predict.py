@@ -28,16 +28,16 @@ from numpy.typing import NDArray
 from wmr_dynamics import spatial
 from wmr_dynamics.calibration.log import CalibrationError, DrivingLog
 from wmr_dynamics.model import WmrModel
-from wmr_dynamics.odometry import MAX_GAP_S, STEP_S, dead_reckon
+from wmr_dynamics.odometry import MAX_GAP_S, STEP_S, dead_reckon, model_variant
 
 KINDS = ("enhanced", "kinematic", "diffdrive", "dynamic")
 #: the dynamic model's calibrated contact constants, per contact model: log_X is ln(X / X_nominal) (X keeps
 #: its sign).  (Rolling resistance is left out: its effect is the wheel-radius scale's, which is calibrated.)
 CONTACT_PARAMS = {"linear": ("log_c_slip", "log_mu"), "pacejka": ("log_mu", "log_Ks", "log_Ka")}
 #: the parameters each model calibrates, and their values in the uncalibrated model
-MODEL_PARAMS = {"enhanced": ("p1", "p2", "p3", "p4", "p5", "p6"), "kinematic": ("radius_scale",),
+MODEL_PARAMS = {"enhanced": ("p1", "p2", "p3", "p4", "p5", "p6"), "kinematic": ("radius_scale", "track_scale"),
                 "diffdrive": ("alpha",)}
-NOMINAL = {"radius_scale": 1.0, "alpha": 1.0}
+NOMINAL = {"radius_scale": 1.0, "track_scale": 1.0, "alpha": 1.0}
 SENSOR_PARAMS = ("sensor_x", "sensor_y")
 
 
@@ -121,7 +121,8 @@ class Predictor:
         self.model, self.kind = model, kind
         if kind == "dynamic":
             self._dynamic_setup(contact)
-            self.names = (*CONTACT_PARAMS[self.contact_name], "radius_scale") + (SENSOR_PARAMS if sensor_params else ())
+            self.names = (*CONTACT_PARAMS[self.contact_name], "radius_scale", "cg_x", "cg_y") + (
+                SENSOR_PARAMS if sensor_params else ())
         else:
             self.names = MODEL_PARAMS[kind] + (SENSOR_PARAMS if sensor_params else ())
         self.sensor_offset = np.array(sensor_offset, dtype=float)
@@ -137,6 +138,7 @@ class Predictor:
             self.stepper = Stepper(model, Plane(), mode="enhanced", dt=STEP_S, slip=SlipParams())
             self._q_rest = self.stepper.make_data().q.copy()
             self._slip = None
+            self._track: dict = {}
 
     def use_log(self, log: DrivingLog) -> None:
         """Predict on another log of the same vehicle (online calibration: the latest window of messages)."""
@@ -175,13 +177,15 @@ class Predictor:
         from wmr_dynamics.stepper import Stepper
         from wmr_dynamics.terrain import Plane
 
-        key = tuple(np.round(np.asarray(p, dtype=float)[:len(CONTACT_PARAMS[self.contact_name])], 12))
+        par = dict(zip(self.names, np.asarray(p, dtype=float), strict=True))
+        key = tuple(round(par[n], 12) for n in (*CONTACT_PARAMS[self.contact_name], "cg_x", "cg_y"))
         st = self._dyn.get(key)
         if st is None:
             if len(self._dyn) > 16:
                 self._dyn.clear()
             opts = DynamicsOptions(contact=make_contact_model(self.contact_name, **self.contact_params(p)))
-            st = Stepper(self.model, Plane(), "dynamic", STEP_S, dynamics=opts)
+            model = model_variant(self.model, cg=(par["cg_x"], par["cg_y"]))
+            st = Stepper(model, Plane(), "dynamic", STEP_S, dynamics=opts)
             st._data = st.make_data()
             self._dyn[key] = st
         return st
@@ -291,8 +295,23 @@ class Predictor:
         # the model on the unbounded level plane, one compiled call for the interval: row 0 a warm-up step
         # (the enhanced slip sees the interval's velocity from the first segment on), then each message's steps
         QV = np.zeros((len(cmds), self.model.num_dof))
-        _rollout(self.stepper.engine, self.model, seg.q0, cmds, QV)
+        _rollout(self._kinematic_engine(par.get("track_scale", 1.0)), self.model, seg.q0, cmds, QV)
         return QV[seg.last, :6]
+
+    def _kinematic_engine(self, track_scale: float):  # noqa: ANN202
+        """The compiled kinematic engine of the model with its track width scaled (cached by value)."""
+        if track_scale == 1.0:
+            return self.stepper.engine
+        from wmr_dynamics.stepper import Stepper
+        from wmr_dynamics.terrain import Plane
+
+        key = round(float(track_scale), 12)
+        if key not in self._track:
+            if len(self._track) > 8:
+                self._track.clear()
+            st = Stepper(model_variant(self.model, track_scale=key), Plane(), "enhanced", STEP_S)
+            self._track[key] = st.engine
+        return self._track[key]
 
 
 def _dynamic_twists_impl(pred: Predictor, seg: _Segments, par: dict) -> NDArray:

@@ -167,10 +167,7 @@ class CalibrationNode(Node):
             if data.get("model") != self.kind:
                 raise ValueError(f"it holds the {data.get('model')!r} model, not {self.kind!r}")
             names = list(data["covariance"]["parameters"])
-            par = {f"p{i + 1}": v for i, v in enumerate(data.get("slip", []))} | (
-                {"alpha": data["alpha"]} if "alpha" in data else {}) | dict(data.get("calibration_parameters") or {})
-            if "radius_scale" in names and "radius_scale" not in par:
-                par["radius_scale"] = data["calibration"]["radius_scale"]
+            par = dict(data["calibration_parameters"])
             p = np.array([float(par[n]) for n in names])
             cov = np.array(data["covariance"]["matrix"], dtype=float).reshape(len(names), len(names))
             noise = data["process_noise"]
