@@ -141,10 +141,11 @@ def test_drive_log_writes_sqlite_and_csv_input_calibrates(tmp_path, capsys):
 
 
 def test_dynamic_model_calibration_finds_the_truths_contact_constants(grass_bag, tmp_path, capsys):
-    """The dynamic model with Pacejka contact, started from the vehicle's defaults (μ 1, K_s = K_a = 100, the
-    URDF's radius), calibrated to the grass truth (μ 0.45, K_s = K_a = 25, rolling radius 0.97 x, and a
-    rolling resistance the model does not have): the constants the drive excites come back, and the YAML's
-    contact block builds the vehicle that wmr-sim runs."""
+    """The dynamic model with Pacejka contact, started from the vehicle's defaults (μ 1, K_s = K_a = 100, no
+    rolling resistance, the URDF's radius), calibrated to 60 s of the grass truth (μ 0.45, K_s = K_a = 25,
+    c_rr −0.03 s/m, rolling radius 0.97 x): the constants come back to within about a third (60 s of
+    driving; 180 s do better, docs/calibration.md), and the YAML's contact block builds the vehicle that
+    wmr-sim runs."""
     out = tmp_path / "dyn.yaml"
     code, stdout, err = _run(capsys, [str(grass_bag), "--vehicle", "landtamer", "--model", "dynamic", "--contact",
                                       "pacejka", "--out", str(out), "--quiet", "--json"])
@@ -152,11 +153,10 @@ def test_dynamic_model_calibration_finds_the_truths_contact_constants(grass_bag,
     data = yaml.safe_load(out.read_text())
     c = data["contact"]
     assert c["model"] == "pacejka"
-    assert c["params"]["mu"] == pytest.approx(0.45, rel=0.25)
+    assert c["params"]["mu"] == pytest.approx(0.45, rel=0.3)
     assert 15.0 < c["params"]["Ks"] < 45.0 and 15.0 < c["params"]["Ka"] < 45.0  # from 100, toward 25
-    # the radius scale takes the truth's 0.97 and its rolling resistance (both shorten the path by a share of
-    # the wheels' rolling): 60 s cannot tell them apart
-    assert 0.85 < data["calibration_parameters"]["radius_scale"] < 0.97
+    assert -0.05 < c["params"]["c_rr"] < -0.015
+    assert 0.92 < data["calibration_parameters"]["radius_scale"] < 0.99  # trades against c_rr over 60 s
     summary = json.loads(stdout.strip().splitlines()[-1])
     assert summary["horizons"]["10 m"]["reduction_pct"]["mean_position_error_m"] > 80
     cfg = dict(load_model("landtamer").config, contact=c)

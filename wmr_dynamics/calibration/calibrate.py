@@ -93,7 +93,8 @@ def params_mapping(model: WmrModel, result: CalibrationResult, pred: Predictor, 
         params = {k: (float(v) if isinstance(v, (int, float, np.floating)) else v)
                   for k, v in pred.contact_params(result.p).items()}
         out["contact"] = {"model": pred.contact_name, "params": params}
-        out["cg_offset"] = [par["cg_x"], par["cg_y"]]
+        if "cg_x" in par:
+            out["cg_offset"] = [par["cg_x"], par["cg_y"]]
     if "track_scale" in par:
         out["track_scale"] = par["track_scale"]
     if "radius_scale" in par:
@@ -123,7 +124,8 @@ def write_params(path: str | Path, mapping: dict) -> Path:
 def calibrate(model: WmrModel, log: DrivingLog, kind: str = "enhanced", interval_s: float | None = 2.0,
               segment_m: float | None = None, online: bool = True, offline: bool = False,
               settings: OnlineSettings | None = None, out: str | Path | None = None, sensor_params: bool = False,
-              progress: Callable[[str], None] | None = None, contact: str | None = None) -> CalibrationResult:
+              progress: Callable[[str], None] | None = None, contact: str | None = None,
+              cg_params: bool = False) -> CalibrationResult:
     """Calibrate ``kind`` (``enhanced``, ``kinematic``, ``diffdrive`` or ``dynamic``) to ``log``.
 
     Args:
@@ -135,11 +137,12 @@ def calibrate(model: WmrModel, log: DrivingLog, kind: str = "enhanced", interval
         sensor_params: calibrate the pose sensor's (x, y) offset too.
         progress: called with one line per interval (and per offline iteration).
         contact: dynamic model: the contact model whose constants are calibrated (default the vehicle YAML's).
+        cg_params: dynamic model: calibrate the centre-of-gravity offset (x, y) too.
     """
     if not (online or offline):
         raise CalibrationError("calibrate: choose online, offline or both")
     settings = settings or OnlineSettings()
-    pred = Predictor(model, log, kind, sensor_params, contact=contact)
+    pred = Predictor(model, log, kind, sensor_params, contact=contact, cg_params=cg_params)
     ivs = intervals(log, None if segment_m else interval_s, segment_m)
     if len(ivs) < 2:
         raise CalibrationError(f"{log.source}: only {len(ivs)} usable interval(s) of "

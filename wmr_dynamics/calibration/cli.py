@@ -52,6 +52,7 @@ def calibrate_parser() -> argparse.ArgumentParser:
                    help="read CSV files instead of a bag: BAG is the joints CSV (t_s,<joint>...), then poses "
                         "(t_s,x_m,y_m,yaw_rad) and IMU (t_s,roll_rad,pitch_rad; '-' for none)")
     p.add_argument("--sensor-offset", action="store_true", help="also calibrate the pose sensor's x, y offset")
+    p.add_argument("--cg-offset", action="store_true", help="dynamic model: also calibrate the cg's x, y offset")
     p.add_argument("--gate", type=_positive, default=90.0, help="Mahalanobis outlier gate, eq. 3.68 (default 90)")
     p.add_argument("--out", required=True, help="parameter YAML to write (atomically, after every interval)")
     p.add_argument("--report", default=None, metavar="DIR", help="write figures (Figs. 3.5-3.9) and report.md here")
@@ -93,12 +94,13 @@ def calibrate_main(argv: list[str] | None = None) -> int:
         result = calibrate(model, log, args.model, args.interval, args.segment, online=True, offline=args.offline,
                            settings=OnlineSettings(gate=args.gate), out=out, sensor_params=args.sensor_offset,
                            progress=None if args.quiet else (lambda line: print(line, file=sys.stderr)),
-                           contact=args.contact)
+                           contact=args.contact, cg_params=args.cg_offset)
         files = []
         if args.report:
             from wmr_dynamics.calibration.report import write_report
 
-            pred = Predictor(model, log, args.model, args.sensor_offset, contact=args.contact)
+            pred = Predictor(model, log, args.model, args.sensor_offset, contact=args.contact,
+                             cg_params=args.cg_offset)
             files = write_report(args.report, result, pred, model.name)
     except KeyboardInterrupt:
         print(f"wmr-calibrate: interrupted; the parameters learned so far are in {out}", file=sys.stderr)

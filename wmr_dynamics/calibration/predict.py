@@ -32,8 +32,9 @@ from wmr_dynamics.odometry import MAX_GAP_S, STEP_S, dead_reckon, model_variant
 
 KINDS = ("enhanced", "kinematic", "diffdrive", "dynamic")
 #: the dynamic model's calibrated contact constants, per contact model: log_X is ln(X / X_nominal) (X keeps
-#: its sign).  (Rolling resistance is left out: its effect is the wheel-radius scale's, which is calibrated.)
-CONTACT_PARAMS = {"linear": ("log_c_slip", "log_mu"), "pacejka": ("log_mu", "log_Ks", "log_Ka")}
+#: its sign); c_rr is the rolling-resistance coefficient as −|c_rr| (s/m; it must be <= 0, and the sign of the
+#: parameter is immaterial, so the filter can cross 0 without sticking at a bound)
+CONTACT_PARAMS = {"linear": ("log_c_slip", "log_mu", "c_rr"), "pacejka": ("log_mu", "log_Ks", "log_Ka", "c_rr")}
 #: the parameters each model calibrates, and their values in the uncalibrated model
 MODEL_PARAMS = {"enhanced": ("p1", "p2", "p3", "p4", "p5", "p6"), "kinematic": ("radius_scale", "track_scale"),
                 "diffdrive": ("alpha",)}
@@ -111,18 +112,20 @@ class Predictor:
         sensor_params: also calibrate the pose sensor's (x, y) offset in the body frame.
         sensor_offset: the (x, y, z) offset of the pose sensor in the body frame (m) when not calibrated.
         contact: dynamic model: the contact model to calibrate ("linear" or "pacejka"; default the vehicle
-            YAML's), its constants from the vehicle YAML as the starting point.
+            YAML's), its constants from the vehicle YAML as the starting point.  cg_params: dynamic model: also
+            calibrate the body's centre-of-gravity offset (x, y).
     """
 
     def __init__(self, model: WmrModel, log: DrivingLog, kind: str = "enhanced", sensor_params: bool = False,
-                 sensor_offset: tuple[float, float, float] = (0.0, 0.0, 0.0), contact: str | None = None) -> None:
+                 sensor_offset: tuple[float, float, float] = (0.0, 0.0, 0.0), contact: str | None = None,
+                 cg_params: bool = False) -> None:
         if kind not in KINDS:
             raise CalibrationError(f"model {kind!r}: expected one of {', '.join(KINDS)}")
         self.model, self.kind = model, kind
         if kind == "dynamic":
             self._dynamic_setup(contact)
-            self.names = (*CONTACT_PARAMS[self.contact_name], "radius_scale", "cg_x", "cg_y") + (
-                SENSOR_PARAMS if sensor_params else ())
+            self.names = (*CONTACT_PARAMS[self.contact_name], "radius_scale") + (
+                ("cg_x", "cg_y") if cg_params else ()) + (SENSOR_PARAMS if sensor_params else ())
         else:
             self.names = MODEL_PARAMS[kind] + (SENSOR_PARAMS if sensor_params else ())
         self.sensor_offset = np.array(sensor_offset, dtype=float)
@@ -169,6 +172,8 @@ class Predictor:
         for name, v in par.items():
             if name.startswith("log_"):
                 out[name[4:]] = out[name[4:]] * math.exp(v)
+            elif name == "c_rr":
+                out["c_rr"] = -abs(v)
         return out
 
     def _dynamic_stepper(self, p: NDArray):  # noqa: ANN202
@@ -178,13 +183,14 @@ class Predictor:
         from wmr_dynamics.terrain import Plane
 
         par = dict(zip(self.names, np.asarray(p, dtype=float), strict=True))
-        key = tuple(round(par[n], 12) for n in (*CONTACT_PARAMS[self.contact_name], "cg_x", "cg_y"))
+        cg = (par.get("cg_x", 0.0), par.get("cg_y", 0.0))
+        key = (*(round(par[n], 12) for n in CONTACT_PARAMS[self.contact_name]), *cg)
         st = self._dyn.get(key)
         if st is None:
             if len(self._dyn) > 16:
                 self._dyn.clear()
             opts = DynamicsOptions(contact=make_contact_model(self.contact_name, **self.contact_params(p)))
-            model = model_variant(self.model, cg=(par["cg_x"], par["cg_y"]))
+            model = model_variant(self.model, cg=cg)
             st = Stepper(model, Plane(), "dynamic", STEP_S, dynamics=opts)
             st._data = st.make_data()
             self._dyn[key] = st
