@@ -186,6 +186,9 @@ def calibrate(model: WmrModel, log: DrivingLog, kind: str = "enhanced", interval
 
 
 def _progress_line(k: int, n: int, st: Step, names: tuple[str, ...]) -> str:
+    if st.failed:
+        return (f"interval {k + 1}/{n} t {st.interval.t0:7.1f}-{st.interval.t1:7.1f} s: skipped, the model failed: "
+                f"{st.failed}")
     pos = math.hypot(st.r[0], st.r[1])
     flag = "" if st.accepted else f"  rejected (Mahalanobis {st.mahalanobis:.1f})"
     par = " ".join(f"{nm}={v:+.4f}" for nm, v in zip(names, st.p, strict=True))

@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 
 from wmr_dynamics.calibration.log import CalibrationError
 from wmr_dynamics.calibration.predict import Interval, Predictor, Trace, pose_difference
+from wmr_dynamics.errors import WmrError
 from wmr_dynamics.odometry import rotation_zyx
 
 #: default Mahalanobis gate of eq. 3.68 (the thesis used 90 for Crusher, §3.4.1)
@@ -165,6 +166,7 @@ class Step:
     accepted: bool
     p: NDArray  # parameters after the update
     s: NDArray
+    failed: str = ""  # why the prediction failed (the interval was skipped)
 
 
 @dataclass
@@ -194,7 +196,13 @@ class OnlineIpem:
     def update(self, iv: Interval) -> Step:
         """One interval: process update (3.48–3.49), gate (3.68), measurement update (3.50–3.54)."""
         st, n = self.settings, len(self.p)
-        fit = fit_interval(self.predictor, iv, self.p, self.s, jacobian=True)
+        try:
+            fit = fit_interval(self.predictor, iv, self.p, self.s, jacobian=True)
+        except WmrError as e:  # the model failed on this interval (e.g. a dynamic prediction diverged): skip it
+            step = Step(iv, np.full(3, np.nan), np.full((3, 3), np.nan), math.inf, False, self.p.copy(),
+                        self.s.copy(), str(e))
+            self.history.append(step)
+            return step
         self.cov = self.cov + self._Q  # eq. 3.49
         H_mu = fit.H
         S_mu = H_mu @ self.cov[:n, :n] @ H_mu.T + fit.R_mu
@@ -244,27 +252,38 @@ def calibrate_offline(pred: Predictor, ivs: list[Interval], p0: NDArray, s0: NDA
     prior = np.eye(len(p)) / p_std ** 2
     A = prior
     for it in range(iterations):
-        fits = [fit_interval(pred, iv, p, s, jacobian=True) for iv in ivs]
+        fits = _fits(pred, ivs, p, s, jacobian=True)
         inl = [f for f in fits if f.nees <= gate] or fits
         A = prior + sum(f.H.T @ np.linalg.solve(f.R_mu, f.H) for f in inl)
         b = sum(f.H.T @ np.linalg.solve(f.R_mu, f.r) for f in inl) - prior @ (p - p0)
         step = np.linalg.solve(A, b)
         cost = _cost(inl, p, p0, prior)
         for _ in range(6):  # backtracking: accept the first step that lowers eq. 3.44's objective
-            trial = [fit_interval(pred, f.interval, p + step, s) for f in inl]
-            if _cost(trial, p + step, p0, prior) < cost:
+            trial = _fits(pred, [f.interval for f in inl], p + step, s)
+            if len(trial) == len(inl) and _cost(trial, p + step, p0, prior) < cost:
                 break
             step = step * 0.5
         else:
             step = np.zeros_like(p)
         p = p + step
-        s = _max_likelihood_s([fit_interval(pred, f.interval, p, s) for f in inl], s, minimize)
+        s = _max_likelihood_s(_fits(pred, [f.interval for f in inl], p, s), s, minimize)
         if progress:
             progress(f"offline iteration {it + 1}/{iterations}: {len(fits) - len(inl)} of {len(fits)} intervals "
                      f"beyond the gate; p = {np.round(p, 4).tolist()}, s = {np.round(s, 4).tolist()}")
         if np.all(np.abs(step) < 1e-5):
             break
     return p, s, np.linalg.inv(A)
+
+
+def _fits(pred: Predictor, ivs: list[Interval], p: NDArray, s: NDArray, jacobian: bool = False) -> list[IntervalFit]:
+    """fit_interval over ``ivs``, leaving out the intervals whose prediction fails (a WmrError)."""
+    out = []
+    for iv in ivs:
+        try:
+            out.append(fit_interval(pred, iv, p, s, jacobian))
+        except WmrError:
+            continue
+    return out
 
 
 def _cost(fits: list[IntervalFit], p: NDArray, p0: NDArray, prior: NDArray) -> float:
@@ -314,7 +333,9 @@ def evaluate(pred: Predictor, ivs: list[Interval], p: NDArray, s: NDArray) -> Ev
     """Errors of predictions with (p, s) over ``ivs`` (no calibration)."""
     if not ivs:
         raise CalibrationError(f"{pred.log.source}: no usable intervals to evaluate")
-    fits = [fit_interval(pred, iv, p, s) for iv in ivs]
+    fits = _fits(pred, ivs, p, s)  # an interval whose prediction fails is left out (and not counted)
+    if not fits:
+        raise CalibrationError(f"{pred.log.source}: the model's prediction failed on every interval")
     rb, cb = [], []
     for f in fits:
         yaw0 = pred.log.pose[f.interval.i0, 2]
