@@ -300,3 +300,26 @@ def test_kinematic_model_recovers_the_tyres_rolling_radius_and_the_track_width(l
     calibrated = apply_params(landtamer, params)
     assert calibrated.wheels[0].radius == pytest.approx(0.97 * landtamer.wheels[0].radius, rel=0.002)
     assert calibrated.frames[1].xyz[1] == pytest.approx(1.05 * landtamer.frames[1].xyz[1], rel=0.01)
+
+
+def test_an_interval_whose_prediction_fails_is_skipped_not_fatal(landtamer, enhanced_log):
+    """A prediction that fails (as a dynamic model diverging at some parameter values does) skips its interval
+    with the reason recorded; the others are used, online and in evaluation."""
+    from wmr_dynamics.errors import SimulationError
+
+    pred = Predictor(landtamer, enhanced_log, "enhanced")
+    ivs = intervals(enhanced_log, 2.0)[:8]
+    real = pred.predict
+
+    def predict(iv, p, trace=False):  # noqa: ANN001, ANN202
+        if iv == ivs[3]:
+            raise SimulationError("the state became non-finite")
+        return real(iv, p, trace)
+
+    pred.predict = predict
+    ekf = OnlineIpem(pred, pred.nominal, OnlineSettings(stochastic=False))
+    for iv in ivs:
+        ekf.update(iv)
+    assert ekf.history[3].failed == "the state became non-finite" and not ekf.history[3].accepted
+    assert all(h.accepted for k, h in enumerate(ekf.history) if k != 3)
+    assert evaluate(pred, ivs, ekf.p, ekf.s).summary["intervals"] == 7
