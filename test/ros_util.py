@@ -45,7 +45,8 @@ class NodeProcess:
         self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=subprocess.STDOUT, env=ros_env(), cwd=ROOT)
 
     def output(self) -> str:
-        self._out.flush()
+        if not self._out.closed:  # also after stop(): the log file stays readable
+            self._out.flush()
         return self.log.read_text()
 
     def stop(self) -> int:
