@@ -176,7 +176,9 @@ class Predictor:
                 out["c_rr"] = -abs(v)
         return out
 
-    def _dynamic_stepper(self, p: NDArray):  # noqa: ANN202
+    def _dynamic_stepper(self, p: NDArray) -> tuple:
+        """(Stepper, SimData) of the dynamic model with parameters ``p`` (cached by the contact constants and
+        the cg offset: finite differences and the filter revisit the same values)."""
         from wmr_dynamics.contact_models import make_contact_model
         from wmr_dynamics.dynamics.force_balance import DynamicsOptions
         from wmr_dynamics.stepper import Stepper
@@ -185,16 +187,13 @@ class Predictor:
         par = dict(zip(self.names, np.asarray(p, dtype=float), strict=True))
         cg = (par.get("cg_x", 0.0), par.get("cg_y", 0.0))
         key = (*(round(par[n], 12) for n in CONTACT_PARAMS[self.contact_name]), *cg)
-        st = self._dyn.get(key)
-        if st is None:
+        if key not in self._dyn:
             if len(self._dyn) > 16:
                 self._dyn.clear()
             opts = DynamicsOptions(contact=make_contact_model(self.contact_name, **self.contact_params(p)))
-            model = model_variant(self.model, cg=cg)
-            st = Stepper(model, Plane(), "dynamic", STEP_S, dynamics=opts)
-            st._data = st.make_data()
-            self._dyn[key] = st
-        return st
+            st = Stepper(model_variant(self.model, cg=cg), Plane(), "dynamic", STEP_S, dynamics=opts)
+            self._dyn[key] = (st, st.make_data())
+        return self._dyn[key]
 
     @property
     def nominal(self) -> NDArray:
@@ -274,7 +273,20 @@ class Predictor:
         return seg
 
     def _dynamic_twists(self, seg: _Segments, par: dict) -> NDArray:
-        return _dynamic_twists_impl(self, seg, par)
+        """The dynamic model (eq. 3.59) on the level plane driven by the logged joint rates (ideal actuators):
+        it starts at the kinematic model's velocity for the first rates, then runs each message's steps."""
+        QV = np.zeros((2, self.model.num_dof))
+        _rollout(self.stepper.engine, self.model, seg.q0, seg.cmds[:2], QV)
+        st, data = self._dynamic_stepper(np.array([par[n] for n in self.names]))
+        st.reset(data, seg.q0, QV[0])
+        out = np.empty((len(seg.k), 6))
+        for i, (k, n) in enumerate(zip(seg.k, np.diff(np.r_[0, seg.last]), strict=True)):
+            rates = self.rates[k]
+            if par["radius_scale"] != 1.0:
+                rates = np.where(self._wheel, rates * par["radius_scale"], rates)
+            st.advance(data, int(n), rates=rates, clip=False)
+            out[i] = data.qvel[:6]
+        return out
 
     def _twists(self, iv: Interval, seg: _Segments, par: dict) -> NDArray:
         """(m, 6) body twist [ω_b; v_b] of each segment."""
@@ -318,24 +330,6 @@ class Predictor:
             st = Stepper(model_variant(self.model, track_scale=key), Plane(), "enhanced", STEP_S)
             self._track[key] = st.engine
         return self._track[key]
-
-
-def _dynamic_twists_impl(pred: Predictor, seg: _Segments, par: dict) -> NDArray:
-    """The dynamic model (eq. 3.59) on the level plane driven by the logged joint rates (ideal actuators):
-    it starts at the kinematic model's velocity for the first rates, then runs each message's steps."""
-    QV = np.zeros((2, pred.model.num_dof))
-    _rollout(pred.stepper.engine, pred.model, seg.q0, seg.cmds[:2], QV)
-    st = pred._dynamic_stepper(np.array([par[n] for n in pred.names]))
-    data = st._data
-    st.reset(data, seg.q0, QV[0])
-    out = np.empty((len(seg.k), 6))
-    for i, (k, n) in enumerate(zip(seg.k, np.diff(np.r_[0, seg.last]), strict=True)):
-        rates = pred.rates[k]
-        if par["radius_scale"] != 1.0:
-            rates = np.where(pred._wheel, rates * par["radius_scale"], rates)
-        st.advance(data, int(n), rates=rates, clip=False)
-        out[i] = data.qvel[:6]
-    return out
 
 
 def _rollout(e, m: WmrModel, q0: NDArray, cmds: NDArray, QV: NDArray) -> None:  # noqa: ANN001
