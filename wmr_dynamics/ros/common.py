@@ -61,7 +61,8 @@ class ThrottledWarnings:
 def run_node(prog: str, make_node: Callable[[], Node], spin: Callable[[Node], None],
              args: list[str] | None = None) -> int:
     """A node's process: init, build the node (a WmrError is one line on stderr and exit 2), ``spin`` it until
-    Ctrl-C or shutdown (a publisher whose context a signal invalidated is a clean exit, ROS_NOTES.md)."""
+    Ctrl-C or shutdown (a publisher whose context a signal invalidated is a clean exit, ROS_NOTES.md); Ctrl-C
+    before the node has started is a clean exit too."""
     rclpy.init(args=args)
     try:
         node = make_node()
@@ -69,6 +70,9 @@ def run_node(prog: str, make_node: Callable[[], Node], spin: Callable[[Node], No
         print(f"{prog}: error: {e}", file=sys.stderr)
         rclpy.try_shutdown()
         return 2
+    except KeyboardInterrupt:  # Ctrl-C while the node was starting: as clean an exit as during spin
+        rclpy.try_shutdown()
+        return 0
     try:
         spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
