@@ -10,11 +10,11 @@ from wmr_dynamics.actuators import (
     ActuatorModel,
     IdealActuator,
     PIActuator,
-    SpringDamper,
     TorqueSpeedActuator,
     actuator_from_config,
 )
 from wmr_dynamics.errors import ModelError
+from wmr_dynamics.joint_models import SpringDamper
 
 DT = 0.01
 

@@ -4,6 +4,10 @@ After N. Seegmiller, *Dynamic Model Formulation and Calibration for Wheeled Mobi
 Importable without ROS; ROS 2 nodes live in :mod:`wmr_dynamics.ros`.
 """
 
+import warnings
+
+from numba.core.errors import NumbaExperimentalFeatureWarning
+
 from wmr_dynamics.errors import (
     ArgumentError,
     CommandError,
@@ -24,6 +28,11 @@ from wmr_dynamics.model import Frame, JointConstraint, JointSpring, Wheel, WmrMo
 from wmr_dynamics.urdf import bundled_vehicles, load_model
 
 __version__ = "0.1.0"
+
+# The model registries' dispatch tables (wmr_dynamics.registry) are tuples of kernels that the engine unrolls
+# into direct calls; numba types them with its "first-class function" feature and warns once per compile.
+warnings.filterwarnings("ignore", message="First-class function type feature is experimental",
+                        category=NumbaExperimentalFeatureWarning)
 
 __all__ = [
     "ArgumentError", "BatchResult", "CommandError", "DivergenceError", "Frame", "ImplausibleModelError",

@@ -1,4 +1,5 @@
-"""Actuator models (thesis eq. 2.73) and joint-constraint models (eq. 2.74) for force-balance optimization.
+"""Actuator models (thesis eq. 2.73) for force-balance optimization (joint-constraint models, eq. 2.74:
+:mod:`wmr_dynamics.joint_models`).
 
 Force-balance optimization (§2.4.3) needs each model's force *and* its derivative with respect to the
 velocities it solves for.  The models here are evaluated at the candidate joint rates of the *next* time
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,9 +25,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from wmr_dynamics._jit import njit
 from wmr_dynamics.errors import ModelError, VehicleConfigError
+from wmr_dynamics.registry import ModelKind, Registry
 
 __all__ = [
-    "ActuatorModel", "IdealActuator", "PIActuator", "SpringDamper", "TorqueSpeedActuator", "actuator_from_config",
+    "ACTUATOR_MODELS", "ActuatorModel", "IdealActuator", "PIActuator", "TorqueSpeedActuator", "actuator_from_config",
 ]
 
 
@@ -64,6 +67,9 @@ class ActuatorModel(abc.ABC):
     """
 
     name: str = "custom"
+    #: compiled kernel ``kernel(θ̇, u, dt, integral, P, f, df, trial)`` registered in :data:`ACTUATOR_MODELS`
+    #: (P = :meth:`kernel_data`), or None: a Python model, called back from the compiled step
+    kernel: Callable[..., None] | None = None
     #: True: the dynamics enforces θ̇ = u exactly instead of calling :meth:`evaluate` (§2.4.4)
     ideal: bool = False
 
@@ -137,6 +143,19 @@ def _pi_kernel(theta_dot: NDArray, u: NDArray, dt: float, integral: NDArray, kp:
             df[i, i] = dfu
 
 
+@njit
+def pi_actuator_kernel(theta_dot: NDArray, u: NDArray, dt: float, integral: NDArray, P: NDArray, f: NDArray,
+                       df: NDArray, state: NDArray) -> None:
+    """The registered PI kernel; P rows (kp, ki, torque limit (0 = none), tanh flag) per joint.  ``state``:
+    the integral after this step, clamped to ``|ki·I| <= limit`` (anti-windup; the force uses it unclamped)."""
+    _pi_kernel(theta_dot, u, dt, integral, P[0], P[1], P[2], P[3, 0] > 0.5, f, df, state)
+    for i in range(theta_dot.shape[0]):
+        ki = P[1, 0] if P.shape[1] == 1 else P[1, i]
+        lim = P[2, 0] if P.shape[1] == 1 else P[2, i]
+        if lim > 0.0 and ki > 0.0:
+            state[i] = min(max(state[i], -lim / ki), lim / ki)
+
+
 class PIActuator(ActuatorModel):
     """Proportional–integral rate controller: ``f = kp (u − θ̇) + ki ∫(u − θ̇) dt``, optionally torque-limited.
 
@@ -159,6 +178,7 @@ class PIActuator(ActuatorModel):
     """
 
     name = "pi"
+    kernel = staticmethod(pi_actuator_kernel)
 
     def __init__(self, kp, ki=0.0, torque_limit=None, saturation: str = "clip", n: int | None = None) -> None:
         owner = "pi actuator"
@@ -175,6 +195,14 @@ class PIActuator(ActuatorModel):
             raise ModelError(f"{owner}: per-joint parameters have different lengths {sorted(sizes)}")
         self.n = int(n) if n is not None else (sizes.pop() if sizes else None)
 
+    def kernel_data(self, n: int) -> NDArray:
+        """(4, n) parameter rows of :attr:`kernel`: kp, ki, torque limit (0: none), tanh flag."""
+        self._integral(n, None)  # checks the per-joint lengths
+        P = np.zeros((4, max(n, 1)))
+        P[0], P[1], P[2] = self.kp, self.ki, self._limit
+        P[3] = 1.0 if self.saturation == "tanh" else 0.0
+        return P
+
     def _integral(self, n: int, integral: ArrayLike | None) -> NDArray:
         if self.n is not None and self.n != n:
             raise ModelError(f"pi actuator: called with {n} joints, configured for {self.n}")
@@ -190,9 +218,9 @@ class PIActuator(ActuatorModel):
         td, uu, dt = self._check(theta_dot, u, dt)
         n = td.size
         I0 = self._integral(n, integral)
-        f, d, trial = np.empty(n), np.zeros((n, n)), np.empty(n)
-        _pi_kernel(td, uu, dt, I0, self.kp, self.ki, self._limit, self.saturation == "tanh", f, d, trial)
-        return f, d, trial
+        f, d, state = np.empty(n), np.zeros((n, n)), np.empty(n)
+        pi_actuator_kernel(td, uu, dt, I0, self.kernel_data(n), f, d, state)
+        return f, d, state
 
     def evaluate(self, theta, theta_dot, u, dt, integral: ArrayLike | None = None):
         """Forces and ∂f/∂θ̇ with the committed integral ``integral`` (rad; default zero) advanced by this step."""
@@ -202,12 +230,7 @@ class PIActuator(ActuatorModel):
     def advance(self, theta_dot: ArrayLike, u: ArrayLike, dt: float, integral: ArrayLike | None = None) -> NDArray:
         """The integral after accepting a step that ended at rates ``theta_dot``: ``I + (u − θ̇)·dt``, clamped
         to ``|ki·I| <= torque_limit`` (anti-windup)."""
-        new = self._law(theta_dot, u, dt, integral)[2]
-        if self.torque_limit is not None:
-            with np.errstate(divide="ignore"):
-                cap = np.where(self.ki > 0, self._limit / np.where(self.ki > 0, self.ki, 1.0), np.inf)
-            new = np.clip(new, -cap, cap)
-        return new
+        return self._law(theta_dot, u, dt, integral)[2]
 
     def __repr__(self) -> str:
         lim = None if self.torque_limit is None else _unbox(self.torque_limit)
@@ -239,6 +262,16 @@ def _torque_speed_kernel(theta_dot: NDArray, u: NDArray, stall: NDArray, w0: NDA
         df[i, i] = dfi
 
 
+@njit
+def torque_speed_actuator_kernel(theta_dot: NDArray, u: NDArray, dt: float, integral: NDArray, P: NDArray,
+                                 f: NDArray, df: NDArray, state: NDArray) -> None:
+    """The registered torque–speed kernel; P rows (stall torque, no-load speed, gain, torque limit); stateless
+    (``state`` = ``integral``)."""
+    _torque_speed_kernel(theta_dot, u, P[0], P[1], P[2], P[3], f, df)
+    for i in range(theta_dot.shape[0]):
+        state[i] = integral[i]
+
+
 class TorqueSpeedActuator(ActuatorModel):
     """A voltage-limited DC motor with a rate controller: the torque–speed line ``τ = stall·(V/V_max − θ̇/ω0)``.
 
@@ -257,6 +290,7 @@ class TorqueSpeedActuator(ActuatorModel):
     """
 
     name = "torque_speed"
+    kernel = staticmethod(torque_speed_actuator_kernel)
 
     def __init__(self, stall_torque, no_load_speed, gain=0.0, torque_limit=None) -> None:
         owner = "torque_speed actuator"
@@ -265,6 +299,16 @@ class TorqueSpeedActuator(ActuatorModel):
         self.gain = _param(owner, "gain", gain, lambda a: a >= 0, ">= 0")
         self.torque_limit = self.stall_torque if torque_limit is None else _param(
             owner, "torque_limit", torque_limit, lambda a: a > 0, "> 0 (N·m)")
+
+    def kernel_data(self, n: int) -> NDArray:
+        """(4, n) parameter rows of :attr:`kernel`: stall torque, no-load speed, gain, torque limit."""
+        P = np.zeros((4, max(n, 1)))
+        for r, (a, name) in enumerate(((self.stall_torque, "stall_torque"), (self.no_load_speed, "no_load_speed"),
+                                       (self.gain, "gain"), (self.torque_limit, "torque_limit"))):
+            if a.size not in (1, n):
+                raise ModelError(f"torque_speed actuator: parameter '{name}' has {a.size} entries for {n} joints")
+            P[r, :n] = a
+        return P
 
     def evaluate(self, theta, theta_dot, u, dt):
         td, uu, _ = self._check(theta_dot, u, dt)
@@ -283,85 +327,14 @@ class TorqueSpeedActuator(ActuatorModel):
                 f"torque_limit={_unbox(self.torque_limit)})")
 
 
-@njit
-def _spring_damper_kernel(c: NDArray, c_dot: NDArray, k: NDArray, d: NDArray, rest: NDArray, f: NDArray,
-                          df_dc: NDArray, df_dcdot: NDArray) -> None:
-    for i in range(c.shape[0]):
-        ki = k[0] if k.shape[0] == 1 else k[i]
-        di = d[0] if d.shape[0] == 1 else d[i]
-        ri = rest[0] if rest.shape[0] == 1 else rest[i]
-        f[i] = -ki * (c[i] - ri) - di * c_dot[i]
-        df_dc[i] = -ki
-        df_dcdot[i] = -di
-
-
-class SpringDamper:
-    """Joint-constraint model (thesis eq. 2.74): ``f = −stiffness·(c − rest) − damping·ċ``.
-
-    ``c`` is a holonomic constraint residual (eq. 2.25: ``c = A_joint θ − b``; or a joint displacement for a
-    suspension spring) and ``ċ`` its rate; ``f`` is the generalized force along the constraint (N or N·m per
-    unit of c).  In force-balance optimization the next-step residual is ``c + ċ·dt`` (§2.4.3), so the total
-    derivative in ``ċ`` is ``df_dc·dt + df_dcdot``.
-
-    Args:
-        stiffness: (>= 0), damping: (>= 0), rest: residual at which the spring is relaxed; numbers or one per
-        constraint.
-    """
-
-    name = "spring_damper"
-
-    def __init__(self, stiffness, damping, rest=0.0) -> None:
-        owner = "spring_damper model"
-        self.stiffness = _param(owner, "stiffness", stiffness, lambda a: a >= 0, ">= 0")
-        self.damping = _param(owner, "damping", damping, lambda a: a >= 0, ">= 0")
-        self.rest = _param(owner, "rest", rest, lambda a: np.ones(a.shape, bool), "finite")
-
-    @classmethod
-    def from_constraints(cls, constraints, default_stiffness=None, default_damping=None) -> SpringDamper:
-        """One spring–damper per :class:`~wmr_dynamics.model.JointConstraint` (their stiffness and damping)."""
-        k, d = [], []
-        for con in constraints:
-            ks = con.stiffness if con.stiffness is not None else default_stiffness
-            ds = con.damping if con.damping is not None else default_damping
-            if ks is None or ds is None:
-                raise ModelError(f"spring_damper model: joint constraint '{con.name}' has no stiffness/damping and "
-                                 "no default was given")
-            k.append(ks)
-            d.append(ds)
-        return cls(np.array(k, dtype=float), np.array(d, dtype=float))
-
-    def evaluate(self, c: ArrayLike, c_dot: ArrayLike) -> tuple[NDArray, NDArray, NDArray]:
-        """``(f, df_dc, df_dcdot)``, each (nc,) — the model is diagonal."""
-        owner = "spring_damper model"
-        cc = _vec(owner, "c", c)
-        cd = _vec(owner, "c_dot", c_dot, cc.size)
-        if cd.size != cc.size:
-            raise ModelError(f"{owner}: c_dot has {cd.size} entries, c has {cc.size}")
-        n = cc.size
-        for a, name in ((self.stiffness, "stiffness"), (self.damping, "damping"), (self.rest, "rest")):
-            if a.size not in (1, n):
-                raise ModelError(f"{owner}: parameter '{name}' has {a.size} entries for {n} constraints")
-        f, dc, dcd = np.empty(n), np.empty(n), np.empty(n)
-        _spring_damper_kernel(cc, cd, self.stiffness, self.damping, self.rest, f, dc, dcd)
-        return f, dc, dcd
-
-    def __repr__(self) -> str:
-        return (f"SpringDamper(stiffness={_unbox(self.stiffness)}, damping={_unbox(self.damping)}, "
-                f"rest={_unbox(self.rest)})")
-
-
-_ACTUATOR_KEYS = {
-    "pi": (PIActuator, {"kp", "ki", "torque_limit", "saturation"}),
-    "torque_speed": (TorqueSpeedActuator, {"stall_torque", "no_load_speed", "gain", "torque_limit"}),
-}
-
-
-def _required_parameters(cls: type, keys: set[str]) -> list[str]:
-    """The constructor parameters of ``cls`` among ``keys`` that have no default, in signature order."""
-    import inspect
-
-    return [name for name, p in inspect.signature(cls.__init__).parameters.items()
-            if name in keys and p.default is inspect.Parameter.empty]
+ACTUATOR_MODELS = Registry("actuator", (
+    ModelKind("ideal", IdealActuator, (), "thesis §2.4.4: θ̇ = u enforced as a rigid row"),
+    ModelKind("pi", PIActuator, (pi_actuator_kernel,), "thesis eq. 2.73 with a PI law, eq. 2.72 limit"),
+    ModelKind("torque_speed", TorqueSpeedActuator, (torque_speed_actuator_kernel,), "DC motor torque–speed line"),
+))
+#: the vehicle YAML's parameters of each model with a force law (constructor arguments; ``n`` is the joints')
+_ACTUATOR_KEYS = {e.name: (e.cls, set(ACTUATOR_MODELS.parameters(e.name)[0]) - {"n"})
+                  for e in ACTUATOR_MODELS.entries if e.kernels}
 
 
 def actuator_from_config(cfg: dict | None, n_actuated: int) -> ActuatorModel:
@@ -396,7 +369,7 @@ def actuator_from_config(cfg: dict | None, n_actuated: int) -> ActuatorModel:
     if unknown:
         raise VehicleConfigError(f"actuators: {model}: unknown parameter(s) {unknown}; valid: "
                                  f"{', '.join(sorted(keys))}")
-    required = _required_parameters(cls, keys)
+    required = [k for k in ACTUATOR_MODELS.parameters(model)[1] if k in keys]
     missing = [k for k in required if k not in params]
     if missing:
         optional = sorted(keys - set(required))

@@ -37,6 +37,7 @@ to a track frame instead of a wheel frame; the wheel arrays above are the templa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -108,7 +109,9 @@ class JointConstraint:
 
     Keys of ``coeffs`` are joint names.  Kinematics enforces c = 0 exactly; dynamics enforces it through
     the joint-constraint model of eq. 2.74, a spring–damper on the residual, f = −(stiffness·c +
-    damping·ċ) (N or N·m per unit of c); ``None`` lets the dynamics pick its default.
+    damping·ċ) (N or N·m per unit of c), or ``model`` (a :class:`~wmr_dynamics.joint_models.JointModel`, any
+    f(c, ċ); stiffness and damping are then its small-deflection linearization).  Without stiffness and
+    model the constraint is rigid in dynamics too.
     """
 
     name: str
@@ -116,15 +119,22 @@ class JointConstraint:
     value: float = 0.0
     stiffness: float | None = None
     damping: float | None = None
+    model: Any = None
 
 
 @dataclass(frozen=True)
 class JointSpring:
-    """Spring–damper joint model ``τ = −k(θ − rest) − c·θ̇`` (thesis eq. 2.74), SI units."""
+    """Spring–damper joint model ``τ = −k(θ − rest) − c·θ̇`` (thesis eq. 2.74), SI units.
+
+    ``model``: a :class:`~wmr_dynamics.joint_models.JointModel` of ``c = θ − rest`` replacing the linear law
+    (e.g. :class:`~wmr_dynamics.joint_models.BumpStop`); stiffness and damping are then its small-deflection
+    linearization (used by the stiff-ODE baseline and the MJCF export).
+    """
 
     stiffness: float
     damping: float
     rest: float = 0.0
+    model: Any = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -354,6 +364,11 @@ def _validate(m: WmrModel) -> None:
             raise ModelError(f"model '{m.name}', joint spring: unknown joint '{j}'")
         if not all(np.isfinite([s.stiffness, s.damping, s.rest])) or s.stiffness < 0 or s.damping < 0:
             raise ModelError(f"model '{m.name}', joint spring '{j}': stiffness and damping must be >= 0")
+    for where, row in [*((f"joint constraint '{c.name}'", c) for c in m.joint_constraints),
+                       *((f"joint spring '{j}'", s) for j, s in m.joint_springs.items())]:
+        if row.model is not None and not callable(getattr(row.model, "evaluate", None)):
+            raise ModelError(f"model '{m.name}', {where}: model must be a joint model with evaluate(c, c_dot) "
+                             f"(wmr_dynamics.joint_models), got {type(row.model).__name__}")
 
 
 def _validate_inertia(I: NDArray, where: str) -> None:  # noqa: E741

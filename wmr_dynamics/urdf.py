@@ -563,7 +563,8 @@ class _Builder:
                     f"URDF limits [{lo:g}, {hi:g}] ({self.path})")
 
     def constraint_models(self, constraints: list[JointConstraint]) -> list[JointConstraint]:
-        """Apply ``constraint_models: {name: {stiffness, damping}}`` (eq. 2.74), e.g. to mimic constraints."""
+        """Apply ``constraint_models: {name: {stiffness, damping[, model, ...]}}`` (eq. 2.74, a registered joint
+        model: :mod:`wmr_dynamics.joint_models`), e.g. to mimic constraints."""
         from dataclasses import replace
 
         models = self.cfg.get("constraint_models") or {}
@@ -572,14 +573,21 @@ class _Builder:
             if name not in by_name:
                 raise UrdfError(f"{self.cfg_name}: constraint_models: no joint constraint named '{name}' "
                                 f"(constraints: {sorted(by_name)}; a <mimic> on joint J is named 'mimic_J')")
-            if not isinstance(spec, dict) or set(spec) - {"stiffness", "damping"}:
-                raise UrdfError(f"{self.cfg_name}: constraint_models: '{name}' needs {{stiffness, damping}}")
-            try:
-                values = {key: float(v) for key, v in spec.items()}
-            except (TypeError, ValueError):
-                raise UrdfError(f"{self.cfg_name}: constraint_models: '{name}': numbers expected") from None
-            constraints[by_name[name]] = replace(constraints[by_name[name]], **values)
+            where = f"{self.cfg_name}: constraint_models: '{name}'"
+            model, base = self._joint_model(spec, where)
+            if "rest" in base:
+                raise UrdfError(f"{where}: a constraint has no rest (its value is in joint_constraints)")
+            constraints[by_name[name]] = replace(constraints[by_name[name]], model=model, **base)
         return constraints
+
+    @staticmethod
+    def _joint_model(spec: object, where: str) -> tuple:
+        from wmr_dynamics.joint_models import joint_model_from_config
+
+        try:
+            return joint_model_from_config(spec, where)  # type: ignore[arg-type]
+        except ModelError as e:
+            raise UrdfError(str(e)) from None
 
     def yaml_springs(self, joints: set[str]) -> dict[str, JointSpring]:
         springs = self.cfg.get("joint_springs") or {}
@@ -587,11 +595,8 @@ class _Builder:
         for n, s in springs.items():
             if n not in joints:
                 raise UrdfError(f"{self.cfg_name}: joint_springs: '{n}' is not a movable joint of {self.path}")
-            try:
-                out[n] = JointSpring(float(s["stiffness"]), float(s.get("damping", 0.0)), float(s.get("rest", 0.0)))
-            except (KeyError, TypeError, ValueError):
-                raise UrdfError(f"{self.cfg_name}: joint_springs: '{n}' needs numeric stiffness "
-                                "(and optional damping, rest)") from None
+            model, base = self._joint_model(s, f"{self.cfg_name}: joint_springs: '{n}'")
+            out[n] = JointSpring(model=model, **base)
         return out
 
 

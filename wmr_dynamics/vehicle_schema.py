@@ -11,7 +11,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from wmr_dynamics.contact_models.registry import CONTACT_MODELS
 from wmr_dynamics.errors import VehicleConfigError
+from wmr_dynamics.joint_models import JOINT_MODELS
 
 __all__ = ["SCHEMA", "VehicleConfigError", "validate"]
 
@@ -112,7 +114,9 @@ def scalar_or_vector(path: str, v: Any) -> None:
 
 
 GAIN = number(0.0, 1e12)
-SPRING = record({"stiffness": GAIN, "damping": GAIN})
+#: a joint row's model (eq. 2.74): a registered joint model and its parameters (the model checks their ranges)
+_JOINT_PARAMS = {p: number() for e in JOINT_MODELS.entries for p in JOINT_MODELS.parameters(e.name)[0]}
+SPRING = record({**_JOINT_PARAMS, "model": one_of(*JOINT_MODELS.names), "stiffness": GAIN, "damping": GAIN})
 SCHEMA = record({
     "name": text, "urdf": text, "base_link": text, "description": text,
     "actuated_joints": names,
@@ -122,8 +126,9 @@ SCHEMA = record({
                                          "value": number(-1e6, 1e6), "stiffness": GAIN, "damping": GAIN},
                                         required=("coeffs",))),
     "constraint_models": mapping_of(SPRING),
-    "joint_springs": mapping_of(record({"stiffness": GAIN, "damping": GAIN, "rest": number(-1e3, 1e3)})),
-    "contact": record({"model": one_of("linear", "pacejka", "ishigami", "ding"),
+    "joint_springs": mapping_of(record({**_JOINT_PARAMS, "model": one_of(*JOINT_MODELS.names), "stiffness": GAIN,
+                                        "damping": GAIN, "rest": number(-1e3, 1e3)})),
+    "contact": record({"model": one_of(*CONTACT_MODELS.names),
                        "params": mapping_of(scalar_or_vector)}),
     "actuators": record({"model": text}, open_=True),
     "controller": record({"type": text}, open_=True),

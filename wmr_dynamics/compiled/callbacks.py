@@ -1,8 +1,9 @@
 """User models and terrains written in Python, called from inside the compiled engine.
 
-A contact model or actuator that has no compiled kernel (a :class:`~wmr_dynamics.contact_models.ContactModel`
-or :class:`~wmr_dynamics.actuators.ActuatorModel` subclass written in Python) still runs on the one engine:
-the kernels dispatch its kind (``CONTACT_PYTHON``, ``ACTUATOR_PYTHON``) to a numba object-mode block that calls
+A contact, actuator or joint model that has no compiled kernel (a
+:class:`~wmr_dynamics.contact_models.ContactModel`, :class:`~wmr_dynamics.actuators.ActuatorModel` or
+:class:`~wmr_dynamics.joint_models.JointModel` subclass written in Python) still runs on the one engine:
+the kernels dispatch its code (``registry.PYTHON``) to a numba object-mode block that calls
 back into Python through this module.  Everything else in the step — collision, CRBA/RNEA, the force
 balance, integration — stays compiled; the call costs a few microseconds plus the model itself.
 
@@ -82,6 +83,24 @@ def actuator_forces(slot: int, theta: NDArray, theta_dot: NDArray, u: NDArray, d
     na = theta_dot.shape[0]
     out = model.evaluate(theta.copy(), theta_dot.copy(), u.copy(), dt)
     _store(f"actuator model {type(model).__name__}", out, (f[:na], df[:na, :na]))
+
+
+def joint_force(slot: int, c: float, c_dot: float) -> tuple[float, float, float]:
+    """Evaluate the Python joint model in ``slot`` (eq. 2.74) on one row: ``(f, ∂f/∂c, ∂f/∂ċ)``."""
+    model = _MODELS[slot]
+    out = model.evaluate(np.array([c]), np.array([c_dot]))
+    who = f"joint model {type(model).__name__}"
+    if not isinstance(out, tuple) or len(out) != 3:
+        raise ModelError(f"{who}.evaluate must return a tuple (f, df_dc, df_dcdot), got {type(out).__name__}")
+    vals = []
+    for k, a in enumerate(out):
+        a = np.asarray(a, dtype=float).reshape(-1)
+        if a.size != 1:
+            raise ModelError(f"{who}.evaluate: output {k} has {a.size} entries for one row, expected 1")
+        if not np.isfinite(a[0]):
+            raise ModelError(f"{who}.evaluate: output {k} is NaN or inf")
+        vals.append(float(a[0]))
+    return vals[0], vals[1], vals[2]
 
 
 def _store(who: str, out: object, dest: tuple) -> None:

@@ -11,9 +11,10 @@ implementation of the dynamic model (the steps and equations: :mod:`wmr_dynamics
 - the line search keeps its last evaluation: when the Newton loop accepts that point it is not evaluated
   again.
 
-Contact models and actuators are dispatched by an integer kind (numba compiles one kernel for all of
-them and caches it on disk); a user's own Python contact or actuator model is called back from an
-object-mode block (:mod:`wmr_dynamics.compiled.callbacks`), so it too runs on this one engine.
+Contact, actuator and joint models are dispatched by an integer code through their registries'
+dispatch tables (:mod:`wmr_dynamics.registry`; ``literal_unroll`` turns each table into direct calls, and
+numba compiles one kernel for all of them and caches it on disk); a user's own Python model is called
+back from an object-mode block (:mod:`wmr_dynamics.compiled.callbacks`), so it too runs on this one engine.
 """
 
 from __future__ import annotations
@@ -23,26 +24,31 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
+from numba import literal_unroll
 from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
-from wmr_dynamics.actuators import _pi_kernel, _torque_speed_kernel
+from wmr_dynamics.actuators import ACTUATOR_MODELS
 from wmr_dynamics.compiled import callbacks as _cb
 from wmr_dynamics.compiled.collision import wheel_contacts_kernel
 from wmr_dynamics.compiled.data import ModelData, TerrainData
 from wmr_dynamics.compiled.linalg import cho_solve, cho_solve_columns, cholesky, independent_rows, orthonormal_rows
-from wmr_dynamics.contact_models._terra import lut_kernel, terra_kernel
-from wmr_dynamics.contact_models.linear import _linear_kernel
-from wmr_dynamics.contact_models.pacejka import _pacejka_kernel
+from wmr_dynamics.contact_models.registry import CONTACT_MODELS
 from wmr_dynamics.dynamics.rigid_body import _crba, _plucker_all, _rnea
+from wmr_dynamics.joint_models import JOINT_MODELS
 from wmr_dynamics.kinematics.enhanced import _body_force
 from wmr_dynamics.kinematics.fk import _forward_kinematics
 from wmr_dynamics.kinematics.jacobians import _wheel_jacobian
 from wmr_dynamics.kinematics.state import _euler_step
+from wmr_dynamics.registry import PYTHON, RIGID
 
 C1, C2 = 1e-4, 0.9  # strong Wolfe conditions: sufficient decrease (eq. D.2), curvature (eq. D.4)
-CONTACT_LINEAR, CONTACT_PACEJKA, CONTACT_TERRA, CONTACT_TERRA_LUT, CONTACT_PYTHON = 0, 1, 2, 3, 4
-ACTUATOR_IDEAL, ACTUATOR_PI, ACTUATOR_TORQUE_SPEED, ACTUATOR_PYTHON = 0, 1, 2, 3
+#: the registries' dispatch tables ((code, kernel), ...), unrolled into direct calls by the kernels below
+_CONTACT_KERNELS = CONTACT_MODELS.kernels
+_ACTUATOR_KERNELS = ACTUATOR_MODELS.kernels
+_JOINT_KERNELS = JOINT_MODELS.kernels
+CONTACT_PYTHON = JOINT_PYTHON = ACTUATOR_PYTHON = PYTHON  # a Python model: called back
+ACTUATOR_IDEAL = JOINT_RIGID = RIGID  # no force law: a rigid row
 #: status codes of :func:`dynamic_step` (0 = ok)
 STATUS_TERRAIN, STATUS_NONFINITE, STATUS_MASS_MATRIX = 1, 2, 3
 
@@ -50,18 +56,18 @@ STATUS_TERRAIN, STATUS_NONFINITE, STATUS_MASS_MATRIX = 1, 2, 3
 class DynamicsData(NamedTuple):
     """The dynamic model's settings as flat arrays (built by ``wmr_dynamics.compiled.engine``).
 
-    Joint rows are the model's holonomic constraints followed by one unit row per joint spring (as in
-    ``ForceBalance``); ``joint_k``/``joint_d`` are their spring–damper models (eq. 2.74), unused where
-    ``joint_rigid``.  ``act_P`` rows: PI = (kp, ki, torque limit (0 = none), tanh saturation flag);
-    torque–speed = (stall torque, no-load speed, gain, torque limit).  ``python_slots``: the callback slots
+    Joint rows are the model's holonomic constraints followed by one unit row per joint spring
+    (:func:`~wmr_dynamics.dynamics.force_balance.joint_rows`); row k's model (eq. 2.74) has code
+    ``joint_kind[k]`` in ``JOINT_MODELS`` (``JOINT_RIGID``: a rigid row; ``JOINT_PYTHON``: a Python model whose
+    callback slot is ``joint_P[k, 0]``) and parameters ``joint_P[k]``.  ``act_P``: the actuator model's
+    ``kernel_data`` (4, na).  ``contact_slot``/``actuator_slot``: the callback slots
     (:mod:`~wmr_dynamics.compiled.callbacks`) of a Python contact model and a Python actuator model (0: none).
     """
 
     A_joint: NDArray  # (nc, ndof)
     b_joint: NDArray  # (nc,)
-    joint_k: NDArray  # (nc,) N/m or N·m/rad
-    joint_d: NDArray  # (nc,)
-    joint_rigid: NDArray  # (nc,) bool
+    joint_kind: NDArray  # (nc,) int64 codes in JOINT_MODELS, or JOINT_RIGID / JOINT_PYTHON
+    joint_P: NDArray  # (nc, N_PARAMS) each row's model parameters
     contact_kind: int
     contact_P: NDArray  # (1 or nw, n_params)
     contact_aux: NDArray  # (k,)
@@ -114,6 +120,7 @@ class DynamicsWorkspace(NamedTuple):
     rigid: NDArray
     v_target: NDArray
     c_joint: NDArray
+    joint_g: NDArray  # (nc,) d f_joint / d ċ of each row's model through c + ċ dt (eq. 2.83)
     basis: NDArray
     resid: NDArray
     norms: NDArray
@@ -146,7 +153,7 @@ class DynamicsWorkspace(NamedTuple):
     act_u: NDArray
     act_f: NDArray
     act_df: NDArray  # (na, na) ∂f/∂θ̇ (the bundled models are diagonal)
-    act_trial: NDArray  # PI: the tentative integral; ACTUATOR_PYTHON: θ of the actuated joints
+    act_trial: NDArray  # kernel models: the state after this step (PI: integral); ACTUATOR_PYTHON: θ
     x: NDArray
     p: NDArray
     grad: NDArray
@@ -186,7 +193,8 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
         z((nf, 4, 4)), z((nf, 4, 4)), z((nf, 6, 6)), z((nf, 6, 6)), z((n, n)), z((n, n)), z(n),  # T..bias
         z((nf, 6)), z((nf, 6)), z((nf, 6)), z((nf, 6)), z(n),  # rnea work, zeros_n
         z((nw, 3)), z((nw, 3, 3)), z(nw), z(nw), z(nw),  # points, frames, dz0, angle, lateral
-        z((3, n)), z((nA, n)), np.zeros(nA, dtype=b), z(nA), z(nc1),  # jtmp, A, rigid, v_target, c_joint
+        z((3, n)), z((nA, n)), np.zeros(nA, dtype=b), z(nA), z(nc1), z(nc1),  # jtmp, A, rigid, v_target,
+        # c_joint, joint_g
         z((n, n)), z((nA, n)), z(nA), np.zeros(nA, dtype=b),  # basis, resid, norms, keep
         np.zeros(nA, dtype=np.int64), np.zeros(nA, dtype=np.int64),  # indep, inputs
         z((n, n)), z((n, n)), z((n, n)), z((n, n)), z(n), z(n),  # AI, MinvAT, C, LC, Minv_f, d_const
@@ -251,7 +259,7 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
             if j >= 6:
                 s += fd.A_joint[k, j] * q[j + 1]
         ws.c_joint[k] = s  # eq. 2.25 residual (springs: θ − rest)
-        ws.rigid[r] = fd.joint_rigid[k]
+        ws.rigid[r] = fd.joint_kind[k] == JOINT_RIGID
         ws.v_target[r] = -s / dt
     for r in range(3 * nw):
         ws.rigid[r] = False
@@ -418,12 +426,14 @@ def _evaluate(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
             ws.f_model[m] = ws.fc[r // 3, r % 3]
         elif r < 3 * nw + na:
             ws.f_model[m] = ws.act_f[r - 3 * nw]
-        else:  # eq. 2.74, implicit in q̇'[i+1]
+        else:  # eq. 2.74, implicit in q̇'[i+1] (eq. 2.83: the residual at the step's end)
             k = r - 3 * nw - na
             s = 0.0
             for j in range(n):
                 s += fd.A_joint[k, j] * ws.qn[j]
-            ws.f_model[m] = -fd.joint_k[k] * (ws.c_joint[k] + dt * s) - fd.joint_d[k] * s
+            f, df_dc, df_dcdot = _joint_force(fd, k, ws.c_joint[k] + dt * s, s)
+            ws.f_model[m] = f
+            ws.joint_g[k] = df_dc * dt + df_dcdot
     for i in range(n):  # eq. 2.78 projected: e = P A_Iᵀλ − P Aᵀ f_model (rigid rows' P A_Iᵀ columns are 0)
         s = 0.0
         for k in range(nx):
@@ -467,7 +477,7 @@ def _model_force_jacobian(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace
                 ws.df[m, k] = s
         else:
             c = r - 3 * nw - na
-            g = -(fd.joint_k[c] * dt + fd.joint_d[c])
+            g = ws.joint_g[c]
             for k in range(nx):
                 ws.df[m, k] = g * ws.AJdq[c, k]
 
@@ -484,16 +494,13 @@ def _project_column(ws: DynamicsWorkspace, J: NDArray, k: int, n: int) -> None:
 
 @njit
 def _contact(fd: DynamicsData, ws: DynamicsWorkspace) -> None:
-    if fd.contact_kind == CONTACT_LINEAR:
-        _linear_kernel(ws.vc, ws.Rw, ws.dzn, fd.contact_P, fd.contact_aux, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
-    elif fd.contact_kind == CONTACT_PACEJKA:
-        _pacejka_kernel(ws.vc, ws.Rw, ws.dzn, fd.contact_P, fd.contact_aux, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
-    elif fd.contact_kind == CONTACT_TERRA:
-        terra_kernel(ws.vc, ws.Rw, ws.dzn, fd.contact_P, fd.contact_aux, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
-    elif fd.contact_kind == CONTACT_TERRA_LUT:
-        lut_kernel(ws.vc, ws.Rw, ws.dzn, fd.contact_P, fd.contact_aux, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
-    else:
+    """Eq. 2.71 by the contact model's kernel (CONTACT_MODELS) or its Python callback."""
+    if fd.contact_kind == CONTACT_PYTHON:
         _python_contact(fd, ws)
+        return
+    for entry in literal_unroll(_CONTACT_KERNELS):
+        if fd.contact_kind == entry[0]:
+            entry[1](ws.vc, ws.Rw, ws.dzn, fd.contact_P, fd.contact_aux, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
 
 
 @njit
@@ -508,14 +515,34 @@ def _actuators(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, integral:
     na = md.actuated_frames.shape[0]
     for k in range(na):
         ws.act_theta_dot[k] = ws.qn[md.actuated_frames[k] + 5]
-    P = fd.act_P
-    if fd.act_kind == ACTUATOR_PI:
-        _pi_kernel(ws.act_theta_dot[:na], ws.act_u[:na], dt, integral, P[0], P[1], P[2], P[3, 0] > 0.5,
-                   ws.act_f, ws.act_df, ws.act_trial)
-    elif fd.act_kind == ACTUATOR_TORQUE_SPEED:
-        _torque_speed_kernel(ws.act_theta_dot[:na], ws.act_u[:na], P[0], P[1], P[2], P[3], ws.act_f, ws.act_df)
-    else:
+    if fd.act_kind == ACTUATOR_PYTHON:
         _python_actuator(fd, ws, na, dt)
+        return
+    for entry in literal_unroll(_ACTUATOR_KERNELS):  # eq. 2.73 by the model's kernel (ACTUATOR_MODELS)
+        if fd.act_kind == entry[0]:
+            entry[1](ws.act_theta_dot[:na], ws.act_u[:na], dt, integral, fd.act_P, ws.act_f, ws.act_df, ws.act_trial)
+
+
+@njit
+def _joint_force(fd: DynamicsData, k: int, c: float, c_dot: float) -> tuple[float, float, float]:
+    """(f, ∂f/∂c, ∂f/∂ċ) of joint row k's model (eq. 2.74; JOINT_MODELS, or its Python callback)."""
+    kind = fd.joint_kind[k]
+    if kind == JOINT_PYTHON:
+        return _python_joint(fd, k, c, c_dot)
+    f, df_dc, df_dcdot = 0.0, 0.0, 0.0
+    for entry in literal_unroll(_JOINT_KERNELS):
+        if kind == entry[0]:
+            f, df_dc, df_dcdot = entry[1](c, c_dot, fd.joint_P[k])
+    return f, df_dc, df_dcdot
+
+
+@njit
+def _python_joint(fd: DynamicsData, k: int, c: float, c_dot: float) -> tuple[float, float, float]:
+    """A Python joint model (JOINT_PYTHON), called back from an object-mode block."""
+    slot = int(fd.joint_P[k, 0])
+    with numba.objmode(f="float64", df_dc="float64", df_dcdot="float64"):
+        f, df_dc, df_dcdot = _cb.joint_force(slot, c, c_dot)
+    return f, df_dc, df_dcdot
 
 
 @njit
@@ -649,26 +676,20 @@ def force_balance_step(md: ModelData, td: TerrainData, fd: DynamicsData, ws: Dyn
             return STATUS_NONFINITE, it, norm, False
         qvel_next[i] = ws.qn[i]
     converged = norm <= fd.accept
-    if converged and fd.act_kind == ACTUATOR_PI:
-        _commit_pi(md, fd, ws, integral, dt)
+    if converged and fd.act_kind >= 0:
+        _commit_actuator_state(md, fd, ws, integral, dt)
     _euler_step(q, qvel_next, dt, q_next)  # eq. 2.86 with q̇'[i+1]
     return 0, it, norm, converged
 
 
 @njit
-def _commit_pi(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, integral: NDArray, dt: float) -> None:
-    """PIActuator.commit at the accepted rates: the advanced integral, clamped to |ki·I| <= limit."""
+def _commit_actuator_state(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, integral: NDArray,
+                           dt: float) -> None:
+    """The actuators' state after an accepted step (PI: the advanced, anti-windup-clamped integral): the state
+    the model's kernel gives at the accepted rates."""
     _actuators(md, fd, ws, integral, dt)
-    na = md.actuated_frames.shape[0]
-    P = fd.act_P
-    for k in range(na):
-        ki = P[1, 0] if P.shape[1] == 1 else P[1, k]
-        lim = P[2, 0] if P.shape[1] == 1 else P[2, k]
-        v = ws.act_trial[k]
-        if lim > 0.0 and ki > 0.0:
-            cap = lim / ki
-            v = min(max(v, -cap), cap)
-        integral[k] = v
+    for k in range(md.actuated_frames.shape[0]):
+        integral[k] = ws.act_trial[k]
 
 
 @njit

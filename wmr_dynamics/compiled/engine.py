@@ -16,19 +16,19 @@ import numpy as np
 from numpy.typing import NDArray
 
 from wmr_dynamics import checks
-from wmr_dynamics.actuators import PIActuator, TorqueSpeedActuator
+from wmr_dynamics.actuators import ACTUATOR_MODELS
 from wmr_dynamics.compiled import cache as _cache
 from wmr_dynamics.compiled import callbacks as _cb
 from wmr_dynamics.compiled import dynamics as D
 from wmr_dynamics.compiled.controllers import ControllerData, controller_data
 from wmr_dynamics.compiled.data import ModelData, TerrainData, model_data
 from wmr_dynamics.compiled.rollout import dynamic_rollout, dynamic_rollout_batch
-from wmr_dynamics.contact_models._terra import lut_kernel, terra_kernel
-from wmr_dynamics.contact_models.linear import _linear_kernel
-from wmr_dynamics.contact_models.pacejka import _pacejka_kernel
+from wmr_dynamics.contact_models.registry import CONTACT_MODELS
 from wmr_dynamics.controllers import BodyVelocityController
 from wmr_dynamics.errors import ArgumentError, DivergenceError, ModelError, SimulationError, StateError, WmrError
+from wmr_dynamics.joint_models import JOINT_MODELS, N_PARAMS
 from wmr_dynamics.model import WmrModel
+from wmr_dynamics.registry import PYTHON, RIGID
 
 #: columns of the ``stats`` array of :func:`rollout_batch`
 BATCH_STATS = ("max_abs_slip_ratio", "max_abs_slip_angle_rad", "min_normal_force_N", "max_abs_dz_m",
@@ -52,65 +52,68 @@ class NotCompilable(WmrError):
 
 
 def _contact_kind(contact: object) -> int:
-    """The kernel kind of a contact model: a bundled compiled kernel, else ``CONTACT_PYTHON`` (a callback to
-    its ``evaluate``, see :class:`~wmr_dynamics.contact_models.ContactModel`)."""
-    kernel = getattr(contact, "kernel", None)
-    for k, fn in ((D.CONTACT_LINEAR, _linear_kernel), (D.CONTACT_PACEJKA, _pacejka_kernel),
-                  (D.CONTACT_TERRA, terra_kernel), (D.CONTACT_TERRA_LUT, lut_kernel)):
-        if kernel is fn or getattr(kernel, "py_func", None) is getattr(fn, "py_func", fn):
-            return k
-    if kernel is not None:
-        raise ModelError(f"contact model {type(contact).__name__}: its own compiled kernel cannot be called by the "
-                         "engine; leave `kernel` as None and implement evaluate() (it is called back from the "
-                         "compiled step)")
-    if not callable(getattr(contact, "evaluate", None)):
+    """The kernel code of a contact model (CONTACT_MODELS), or ``PYTHON``: a callback to its ``evaluate``
+    (see :class:`~wmr_dynamics.contact_models.ContactModel`)."""
+    kind = CONTACT_MODELS.code(contact)
+    if kind == PYTHON and not callable(getattr(contact, "evaluate", None)):
         raise ModelError(f"DynamicsOptions.contact must be a contact model with evaluate(v_c, R_omega, dz), got "
                          f"{type(contact).__name__}")
-    return D.CONTACT_PYTHON
+    return kind
 
 
 def _actuator(actuator: object, na: int) -> tuple[int, NDArray]:
-    """(kind, act_P (4, na)): a bundled actuator's parameters, or ``ACTUATOR_PYTHON`` (a callback)."""
-    P = np.zeros((4, max(na, 1)))
+    """(code, act_P (4, na)): a registered actuator's kernel code and parameters, ``RIGID`` for ideal
+    actuators, or ``PYTHON`` (a callback)."""
     if actuator is None or getattr(actuator, "ideal", False):
-        return D.ACTUATOR_IDEAL, P
-    if isinstance(actuator, PIActuator):
-        P[0], P[1] = actuator.kp, actuator.ki
-        P[2] = 0.0 if actuator.torque_limit is None else actuator.torque_limit
-        P[3] = 1.0 if actuator.saturation == "tanh" else 0.0
-        return D.ACTUATOR_PI, P
-    if isinstance(actuator, TorqueSpeedActuator):
-        P[0], P[1], P[2], P[3] = (actuator.stall_torque, actuator.no_load_speed, actuator.gain,
-                                  actuator.torque_limit)
-        return D.ACTUATOR_TORQUE_SPEED, P
-    if not callable(getattr(actuator, "evaluate", None)):
-        raise ModelError(f"DynamicsOptions.actuator must be an actuator model with evaluate(theta, theta_dot, u, dt) "
-                         f"or None, got {type(actuator).__name__}")
-    return D.ACTUATOR_PYTHON, P
+        return RIGID, np.zeros((4, max(na, 1)))
+    kind = ACTUATOR_MODELS.code(actuator)
+    if kind == PYTHON:
+        if not callable(getattr(actuator, "evaluate", None)):
+            raise ModelError(f"DynamicsOptions.actuator must be an actuator model with evaluate(theta, theta_dot, "
+                             f"u, dt) or None, got {type(actuator).__name__}")
+        return PYTHON, np.zeros((4, max(na, 1)))
+    return kind, np.ascontiguousarray(actuator.kernel_data(na), dtype=float)
+
+
+def _joint_models(models: tuple, slot) -> tuple[NDArray, NDArray]:  # noqa: ANN001
+    """(joint_kind (nc,), joint_P (nc, N_PARAMS)) of the joint rows' models (JOINT_MODELS codes; ``RIGID`` for
+    a rigid row; ``PYTHON`` rows carry their callback slot in P[k, 0])."""
+    kinds = np.full(len(models), RIGID, dtype=np.int64)
+    P = np.zeros((len(models), N_PARAMS))
+    for k, m in enumerate(models):
+        if m is None:
+            continue
+        kinds[k] = JOINT_MODELS.code(m)
+        if kinds[k] == PYTHON:
+            P[k, 0] = slot(m)
+        else:
+            P[k] = m.kernel_data()
+    return kinds, P
 
 
 def dynamics_data(model: WmrModel, options, max_halvings: int = 3, owner: object = None) -> D.DynamicsData:  # noqa: ANN001
     """The kernels' :class:`~wmr_dynamics.compiled.dynamics.DynamicsData` for ``DynamicsOptions`` ``options``.
 
-    A Python contact or actuator model is registered for callbacks for as long as ``owner`` lives (default:
+    A Python contact, actuator or joint model is registered for callbacks for as long as ``owner`` lives (default:
     the returned data's lifetime is the caller's business, and the models stay registered)."""
     from wmr_dynamics.dynamics.force_balance import joint_rows
     from wmr_dynamics.model import G
 
     jr = joint_rows(model)
     kind = _contact_kind(options.contact)
-    if kind == D.CONTACT_PYTHON:
+    if kind == PYTHON:
         P, aux = np.zeros((1, 1)), np.zeros(1)
     else:
         P, aux = options.contact.kernel_data(model.num_wheels)
     act_kind, act_P = _actuator(options.actuator, len(model.actuated_joint_names))
     slot = (lambda obj: _cb.registered(obj, owner)) if owner is not None else _cb.register
-    c_slot = slot(options.contact) if kind == D.CONTACT_PYTHON else 0
-    a_slot = slot(options.actuator) if act_kind == D.ACTUATOR_PYTHON else 0
+    c_slot = slot(options.contact) if kind == PYTHON else 0
+    a_slot = slot(options.actuator) if act_kind == PYTHON else 0
+    joint_kind, joint_P = _joint_models(jr.models, slot)
     weight = model.total_mass * G
     tol = options.tolerance * weight
     return D.DynamicsData(
-        jr.A, jr.b, jr.stiffness, jr.damping, jr.rigid, kind, np.ascontiguousarray(P, dtype=float),
+        jr.A, jr.b, joint_kind, joint_P, kind, np.ascontiguousarray(P, dtype=float),
         np.ascontiguousarray(aux, dtype=float), act_kind, act_P, int(options.max_iterations), float(tol),
         float(max(tol, 1e-3 * weight)), float(options.qr_tolerance), bool(options.constant_mass_matrix),
         int(max_halvings), int(options.collision_samples), bool(options.approximate_bias), c_slot, a_slot)

@@ -157,7 +157,7 @@ def dynamic_rollout_batch(md: ModelData, td: TerrainData, fd: DynamicsData, cd: 
     for b in prange(N):
         f = fd
         if contact_P.shape[0] > 0:
-            f = DynamicsData(fd.A_joint, fd.b_joint, fd.joint_k, fd.joint_d, fd.joint_rigid, fd.contact_kind,
+            f = DynamicsData(fd.A_joint, fd.b_joint, fd.joint_kind, fd.joint_P, fd.contact_kind,
                              contact_P[b], fd.contact_aux, fd.act_kind, fd.act_P, fd.max_iterations, fd.tolerance,
                              fd.accept, fd.qr_tolerance, fd.constant_mass, fd.max_halvings, fd.n_samples,
                              fd.approximate_bias, fd.contact_slot, fd.actuator_slot)

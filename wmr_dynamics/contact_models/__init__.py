@@ -18,7 +18,6 @@ velocity in the contact frame, ``R_omega`` (nw,) wheel radius × angular velocit
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import numpy as np
@@ -27,26 +26,19 @@ from numpy.typing import ArrayLike
 from wmr_dynamics.contact_models._base import CompiledContactModel, ContactModel
 from wmr_dynamics.contact_models.linear import LinearContact
 from wmr_dynamics.contact_models.pacejka import TABLE_C1, PacejkaContact, magic_formula
+from wmr_dynamics.contact_models.registry import CONTACT_MODELS
 from wmr_dynamics.contact_models.terramechanics import DING_TOYOURA, DingContact, IshigamiContact
 from wmr_dynamics.errors import ModelError
 
 __all__ = [
-    "DING_TOYOURA", "TABLE_C1", "CompiledContactModel", "ContactModel", "DingContact", "IshigamiContact",
-    "LinearContact", "MODELS", "PacejkaContact", "contact_model_for_vehicle", "contact_model_from_config",
-    "magic_formula", "make_contact_model",
+    "CONTACT_MODELS", "DING_TOYOURA", "TABLE_C1", "CompiledContactModel", "ContactModel", "DingContact",
+    "IshigamiContact", "LinearContact", "MODELS", "PacejkaContact", "contact_model_for_vehicle",
+    "contact_model_from_config", "magic_formula", "make_contact_model",
 ]
 
-MODELS: dict[str, type[CompiledContactModel]] = {
-    "linear": LinearContact, "pacejka": PacejkaContact, "ishigami": IshigamiContact, "ding": DingContact,
-}
+#: name → class of the bundled models (from :data:`CONTACT_MODELS`, the registry)
+MODELS: dict[str, type[CompiledContactModel]] = {e.name: e.cls for e in CONTACT_MODELS.entries}
 G = 9.81
-
-
-def _parameters(cls: type) -> tuple[list[str], list[str]]:
-    sig = inspect.signature(cls.__init__)
-    names = [n for n in sig.parameters if n != "self"]
-    required = [n for n in names if sig.parameters[n].default is inspect.Parameter.empty]
-    return names, required
 
 
 def make_contact_model(name: str, **params: Any) -> ContactModel:
@@ -55,17 +47,7 @@ def make_contact_model(name: str, **params: Any) -> ContactModel:
     ``params`` are the class's constructor arguments.  Raises :class:`ModelError` for an unknown name or
     parameter (listing the valid ones), a missing required parameter, or an invalid value.
     """
-    if name not in MODELS:
-        raise ModelError(f"unknown contact model {name!r}; valid models: {', '.join(MODELS)}")
-    cls = MODELS[name]
-    names, required = _parameters(cls)
-    unknown = sorted(set(params) - set(names))
-    if unknown:
-        raise ModelError(f"{name} contact model: unknown parameter(s) {unknown}; valid parameters: {', '.join(names)}")
-    missing = [n for n in required if n not in params]
-    if missing:
-        raise ModelError(f"{name} contact model: missing required parameter(s) {missing}")
-    return cls(**params)
+    return CONTACT_MODELS.make(name, **params)
 
 
 def contact_model_from_config(cfg: dict | None, wheel_radius: ArrayLike, wheel_width: ArrayLike, *,

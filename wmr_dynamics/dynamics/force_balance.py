@@ -95,28 +95,33 @@ class DynamicsOptions:
 
 class JointRows(NamedTuple):
     """The force balance's joint rows: the holonomic constraints (eq. 2.26) and one unit row per joint spring,
-    each with its spring–damper model (eq. 2.74) enforced through the force balance — implicitly, so stiff
-    springs on light joints stay stable at large steps.  A constraint without a model is rigid."""
+    each with its joint model (eq. 2.74, :mod:`wmr_dynamics.joint_models`) enforced through the force
+    balance — implicitly, so stiff springs on light joints stay stable at large steps.  A constraint without
+    a model (no stiffness, no ``model``) is rigid: its row's model is None."""
 
     A: NDArray  # (nc, ndof)
-    b: NDArray  # (nc,) rest values
-    stiffness: NDArray  # (nc,) N/m or N·m/rad (0 where rigid)
-    damping: NDArray  # (nc,) N·s/m or N·m·s/rad
-    rigid: NDArray  # (nc,) bool
+    b: NDArray  # (nc,) values of the residuals' zero (constraint value, spring rest)
+    models: tuple  # (nc,) JointModel or None (rigid)
 
 
 def joint_rows(model: WmrModel) -> JointRows:
     """The :class:`JointRows` of ``model`` (its ``joint_constraints`` and ``joint_springs``)."""
+    from wmr_dynamics.joint_models import SpringDamper
+
     m = model
     springs = [(m.joint_index(j), s) for j, s in m.joint_springs.items()]
     A_s = np.zeros((len(springs), m.num_dof))
     for r, (j, _) in enumerate(springs):
         A_s[r, 6 + j] = 1.0
-    k = np.r_[[c.stiffness if c.stiffness is not None else np.nan for c in m.joint_constraints],
-              [s.stiffness for _, s in springs]]
-    d = np.r_[[c.damping if c.damping is not None else 0.0 for c in m.joint_constraints],
-              [s.damping for _, s in springs]]
+
+    def law(row: object) -> object:
+        if row.model is not None:
+            return row.model
+        if row.stiffness is None:
+            return None
+        return SpringDamper(row.stiffness, row.damping if row.damping is not None else 0.0)
+
     c = np.ascontiguousarray
-    return JointRows(c(np.vstack([m.A_joint, A_s]), dtype=float), c(np.r_[m.b_joint, [s.rest for _, s in springs]],
-                                                                    dtype=float),
-                     c(np.nan_to_num(k), dtype=float), c(d, dtype=float), c(np.isnan(k), dtype=np.bool_))
+    return JointRows(c(np.vstack([m.A_joint, A_s]), dtype=float),
+                     c(np.r_[m.b_joint, [s.rest for _, s in springs]], dtype=float),
+                     tuple(law(r) for r in (*m.joint_constraints, *(s for _, s in springs))))

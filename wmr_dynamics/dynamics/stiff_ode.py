@@ -20,10 +20,11 @@ from numpy.typing import NDArray
 from scipy.integrate import solve_ivp
 
 from wmr_dynamics.collision import wheel_contacts
+from wmr_dynamics.dynamics.force_balance import joint_rows
 from wmr_dynamics.dynamics.rigid_body import _crba, _plucker_all, _rnea
 from wmr_dynamics.errors import ModelError
 from wmr_dynamics.kinematics.fk import _forward_kinematics
-from wmr_dynamics.kinematics.jacobians import joint_constraint_residual, wheel_jacobians
+from wmr_dynamics.kinematics.jacobians import wheel_jacobians
 from wmr_dynamics.kinematics.state import state_rate
 from wmr_dynamics.model import G, WmrModel
 from wmr_dynamics.terrain import Terrain
@@ -60,12 +61,10 @@ def simulate_stiff_ode(model: WmrModel, terrain: Terrain, contact: object, comma
     nq, n, nf = m.num_states, m.num_dof, m.num_frames
     act = np.flatnonzero(m.actuated) + 5
     wheel_cols = m.wheel_frame + 5
-    k_c = np.array([c.stiffness if c.stiffness is not None else 0.0 for c in m.joint_constraints])
-    d_c = np.array([c.damping if c.damping is not None else 0.0 for c in m.joint_constraints])
-    if np.any([c.stiffness is None for c in m.joint_constraints]):
+    jr = joint_rows(m)  # constraints and springs, each with its joint model (eq. 2.74)
+    if any(law is None for law in jr.models):
         raise ModelError(f"{m.name}: the stiff-ODE baseline needs a spring-damper model (eq. 2.74) for every joint "
                          "constraint; set stiffness/damping in the vehicle YAML")
-    springs = [(m.joint_index(j), s) for j, s in m.joint_springs.items()]
     counter = [0]
 
     def rhs(t: float, y: NDArray) -> NDArray:
@@ -86,11 +85,10 @@ def simulate_stiff_ode(model: WmrModel, terrain: Terrain, contact: object, comma
         vc = (A_w @ qvel).reshape(-1, 3)
         f_c = contact.evaluate(vc, m.wheel_radii * qvel[wheel_cols], contacts.dz)[0]
         tau = A_w.T @ f_c.ravel() - c
-        if m.num_joint_constraints:
-            cj = joint_constraint_residual(m, q)
-            tau += m.A_joint.T @ (-k_c * cj - d_c * (m.A_joint @ qvel))
-        for j, s in springs:
-            tau[6 + j] += -s.stiffness * (q[7 + j] - s.rest) - s.damping * qvel[6 + j]
+        if jr.models:
+            cj, cj_dot = jr.A[:, 6:] @ q[7:] - jr.b, jr.A @ qvel
+            f_j = [law.evaluate(cj[k:k + 1], cj_dot[k:k + 1])[0][0] for k, law in enumerate(jr.models)]
+            tau += jr.A.T @ np.asarray(f_j)
         err = command(t, q) - qvel[act]
         tau[act] += kp * err + ki * integ
         qacc = sla.cho_solve(sla.cho_factor(M), tau)
