@@ -32,6 +32,7 @@ from wmr_dynamics.calibration.ipem import (
     Step,
     calibrate_offline,
     evaluate,
+    prior_std,
 )
 from wmr_dynamics.calibration.log import CalibrationError, DrivingLog
 from wmr_dynamics.calibration.predict import Predictor, intervals
@@ -150,7 +151,7 @@ def calibrate(model: WmrModel, log: DrivingLog, kind: str = "enhanced", interval
                                f"{log.duration:.1f} s (gaps, or too short)")
     p0 = pred.nominal
     result = CalibrationResult(kind, pred.names, p0.copy(), np.array(settings.s0, dtype=float),
-                               np.diag([settings.p_std ** 2] * len(p0)), intervals=len(ivs))
+                               np.diag(prior_std(pred, settings.p_std, len(p0)) ** 2), intervals=len(ivs))
 
     def save() -> None:
         if out is not None:

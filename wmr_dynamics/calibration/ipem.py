@@ -42,6 +42,8 @@ DEFAULT_S0 = (0.05, 0.05, 0.02)
 #: finite-difference step of eq. 3.27 for each kind of parameter
 FD_STEP = {"radius_scale": 1e-4, "alpha": 1e-4, "sensor_x": 1e-4, "sensor_y": 1e-4}
 FD_STEP_SLIP = 1e-4
+#: halvings of an online update that makes its own interval's prediction worse (then no update)
+STEP_HALVINGS = 4
 
 
 # ---- covariance propagation --------------------------------------------------------------------------------
@@ -134,7 +136,8 @@ class OnlineSettings:
     """Settings of :class:`OnlineIpem`.
 
     Attributes:
-        p_std: initial standard deviation of each systematic parameter (dimensionless slip and scales; m).
+        p_std: initial standard deviation of every systematic parameter, or None (default): each parameter's
+            own (:attr:`Predictor.prior_std`, e.g. 0.5 for slip, 0.05 s/m for c_rr, 0.1 for a radius scale).
         s0: initial stochastic parameters (√ of the spectral densities of v_x, v_y (m²/s) and ω_z (rad²/s)).
         s_std: their initial standard deviation.
         process_noise: standard deviation added per interval to each parameter (Q of eq. 3.49, as a fraction
@@ -145,7 +148,7 @@ class OnlineSettings:
             the same reason, §3.2.4; a transient the model cannot follow must not swamp the systematic part).
     """
 
-    p_std: float = 0.5
+    p_std: float | None = None
     s0: tuple[float, float, float] = DEFAULT_S0
     s_std: float = 0.05
     process_noise: float = 0.0
@@ -189,7 +192,7 @@ class OnlineIpem:
         self.s = np.array(st.s0 if self.s is None else self.s, dtype=float)
         n = len(self.p)
         if self.cov is None:
-            self.cov = np.diag([st.p_std ** 2] * n + [st.s_std ** 2] * 3)
+            self.cov = np.diag(np.r_[prior_std(self.predictor, st.p_std, n) ** 2, [st.s_std ** 2] * 3])
         self._Q = np.diag(np.diag(self.cov)) * st.process_noise ** 2
         self.accepted = 0
 
@@ -224,39 +227,68 @@ class OnlineIpem:
                 y, R = fit.r, fit.R_mu
             S = H @ self.cov @ H.T + R  # eq. 3.51
             K = np.linalg.solve(S, H @ self.cov).T  # eq. 3.52 (S symmetric)
+            K = K * self._step_scale(iv, fit, (K @ y)[:n])
             xi = np.r_[self.p, self.s] + K @ y  # eq. 3.53
             I_KH = np.eye(n + 3) - K @ H
-            self.cov = I_KH @ self.cov @ I_KH.T + K @ R @ K.T  # eq. 3.54 in Joseph form (stays symmetric PSD)
-            self.p, self.s = xi[:n], np.minimum(np.abs(xi[n:]), st.s_max)  # Q′ = UᵀU: s's sign is immaterial
+            self.cov = I_KH @ self.cov @ I_KH.T + K @ R @ K.T  # eq. 3.54 in Joseph form (any gain: stays PSD)
+            self.p = self.predictor.clip(xi[:n])
+            self.s = np.minimum(np.abs(xi[n:]), st.s_max)  # Q′ = UᵀU: s's sign is immaterial
             self.accepted += 1
         step = Step(iv, fit.r, fit.R_mu, d_m, bool(ok), self.p.copy(), self.s.copy())
         self.history.append(step)
         return step
 
 
+    def _step_scale(self, iv: Interval, fit: IntervalFit, dp: NDArray) -> float:
+        """Step control of the measurement update: the fraction (1, ½, ¼, …, 0) of the update ``dp`` after which
+        this interval's prediction is no worse than before it.  A linear model always passes at 1 (the
+        update shrinks the residual); a nonlinear one far from its estimate (the dynamic model's contact
+        constants) can be linearized badly, and a full step would throw the filter to where its predictions
+        make no sense.  Scaling the gain keeps eq. 3.54 (Joseph form) exact for the step taken."""
+        before = fit.nees
+        scale = 1.0
+        for _ in range(STEP_HALVINGS):
+            trial = self.predictor.clip(self.p + scale * dp)
+            try:
+                r = self.predictor.residual(iv, self.predictor.predict(iv, trial)[0])
+                if float(r @ np.linalg.solve(fit.R_mu, r)) <= before * (1.0 + 1e-9) + 1e-12:
+                    return scale
+            except WmrError:
+                pass  # the trial diverged: a smaller step
+            scale *= 0.5
+        return 0.0
+
+
+def prior_std(pred: Predictor, p_std: float | None, n: int) -> NDArray:
+    """The parameters' prior standard deviations: ``p_std`` for each, or the predictor's own."""
+    return np.full(n, float(p_std)) if p_std is not None else pred.prior_std
+
+
 # ---- offline (eqs. 3.44–3.47) ------------------------------------------------------------------------------
 def calibrate_offline(pred: Predictor, ivs: list[Interval], p0: NDArray, s0: NDArray, gate: float = DEFAULT_GATE,
-                      iterations: int = 4, p_std: float = 0.5,
+                      iterations: int = 4, p_std: float | None = None,
                       progress: Callable[[str], None] | None = None) -> tuple[NDArray, NDArray, NDArray]:
     """Batch IPEM over all intervals at once.
 
     p* = argmin Σ r_kᵀ R_μ,k⁻¹ r_k (eq. 3.44) by Gauss–Newton with the H_μ of eq. 3.27 (each step halved
-    until the objective falls), with a weak prior N(p0, p_std²) so parameters the log cannot observe (e.g.
-    p1 without slopes or accelerations) stay where they started; then s* = argmax Σ log N(r_k; 0, R_μ,k(s))
+    until the objective falls), with a weak prior N(p0, p_std²) (default: each parameter's own,
+    :attr:`Predictor.prior_std`; estimates stay inside :attr:`Predictor.bounds`) so parameters the log cannot
+    observe (e.g. p1 without slopes or accelerations) stay where they started; then
+    s* = argmax Σ log N(r_k; 0, R_μ,k(s))
     (eqs. 3.46–3.47).  Intervals beyond the Mahalanobis ``gate`` at the current estimate are left out.
     Returns (p*, s*, the covariance of p* (inverse of the Gauss–Newton normal matrix)).
     """
     from scipy.optimize import minimize
 
     p, s = np.array(p0, dtype=float), np.array(s0, dtype=float)
-    prior = np.eye(len(p)) / p_std ** 2
+    prior = np.diag(1.0 / prior_std(pred, p_std, len(p)) ** 2)
     A = prior
     for it in range(iterations):
         fits = _fits(pred, ivs, p, s, jacobian=True)
         inl = [f for f in fits if f.nees <= gate] or fits
         A = prior + sum(f.H.T @ np.linalg.solve(f.R_mu, f.H) for f in inl)
         b = sum(f.H.T @ np.linalg.solve(f.R_mu, f.r) for f in inl) - prior @ (p - p0)
-        step = np.linalg.solve(A, b)
+        step = pred.clip(p + np.linalg.solve(A, b)) - p  # kept inside the parameters' plausible ranges
         cost = _cost(inl, p, p0, prior)
         for _ in range(6):  # backtracking: accept the first step that lowers eq. 3.44's objective
             trial = _fits(pred, [f.interval for f in inl], p + step, s)

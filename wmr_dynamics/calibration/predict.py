@@ -40,6 +40,16 @@ MODEL_PARAMS = {"enhanced": ("p1", "p2", "p3", "p4", "p5", "p6"), "kinematic": (
                 "diffdrive": ("alpha",)}
 NOMINAL = {"radius_scale": 1.0, "track_scale": 1.0, "alpha": 1.0}
 SENSOR_PARAMS = ("sensor_x", "sensor_y")
+#: each parameter's prior standard deviation (the filter's initial uncertainty and the offline prior) and its
+#: plausible range [lo, hi] (estimates are kept inside it: a nonlinear model far from its estimate can be
+#: linearized badly, and one interval must not throw it to values where its predictions make no sense).
+#: Slip p1…p6 dimensionless; scales dimensionless; log_X = ln(X / X_nominal): a factor 0.1–10; c_rr s/m
+#: (the synthetic grounds' truths are 0 to −0.03); offsets m.
+PARAM_RANGE = {"radius_scale": (0.1, 0.5, 1.5), "track_scale": (0.2, 0.5, 2.0), "alpha": (0.5, 0.1, 3.0),
+               "c_rr": (0.05, -0.2, 0.2), "cg_x": (0.2, -1.0, 1.0), "cg_y": (0.2, -1.0, 1.0),
+               "sensor_x": (0.5, -5.0, 5.0), "sensor_y": (0.5, -5.0, 5.0)}
+PARAM_RANGE_SLIP = (0.5, -5.0, 5.0)
+PARAM_RANGE_LOG = (0.5, math.log(0.1), math.log(10.0))
 
 
 @dataclass(frozen=True)
@@ -129,6 +139,7 @@ class Predictor:
         else:
             self.names = MODEL_PARAMS[kind] + (SENSOR_PARAMS if sensor_params else ())
         self.sensor_offset = np.array(sensor_offset, dtype=float)
+        self._radius: NDArray | None = None
         self._wheel = np.array([n in model.wheel_joint_names for n in model.actuated_joint_names])
         self.use_log(log)
         if kind == "diffdrive":
@@ -200,6 +211,26 @@ class Predictor:
         """The uncalibrated model's parameters (slip 0, scales 1, sensor offset as given)."""
         return np.array([NOMINAL.get(n, 0.0) for n in self.names], dtype=float)
 
+    def _range(self, name: str) -> tuple[float, float, float]:
+        if name in PARAM_RANGE:
+            return PARAM_RANGE[name]
+        return PARAM_RANGE_LOG if name.startswith("log_") else PARAM_RANGE_SLIP
+
+    @property
+    def prior_std(self) -> NDArray:
+        """Each parameter's prior standard deviation (:data:`PARAM_RANGE`)."""
+        return np.array([self._range(n)[0] for n in self.names])
+
+    @property
+    def bounds(self) -> tuple[NDArray, NDArray]:
+        """(lo, hi): each parameter's plausible range (:data:`PARAM_RANGE`)."""
+        return (np.array([self._range(n)[1] for n in self.names]), np.array([self._range(n)[2] for n in self.names]))
+
+    def clip(self, p: NDArray) -> NDArray:
+        """``p`` kept inside :attr:`bounds`."""
+        lo, hi = self.bounds
+        return np.clip(np.asarray(p, dtype=float), lo, hi)
+
     def _diffdrive_setup(self) -> None:
         from wmr_dynamics.kinematics import forward_kinematics
 
@@ -230,6 +261,7 @@ class Predictor:
         R0 = spatial.rpy_to_rot((seg.roll[0], seg.pitch[0], yaw0))
         pos0 = np.array([x0, y0, 0.0]) - R0 @ offset  # eq. 3.57: the body pose from the sensor's
         pos, yaw = dead_reckon(pos0, yaw0, twist, seg.roll, seg.pitch, seg.dt)
+        self._check_travel(iv, seg, pos - pos0)
         end = pos[-1] + spatial.rpy_to_rot((seg.roll[-1], seg.pitch[-1], yaw[-1])) @ offset  # eq. 3.58
         tr = None
         if trace:
@@ -237,6 +269,21 @@ class Predictor:
             mid = rate_yaw + 0.5 * np.angle(np.exp(1j * (yaw - rate_yaw)))  # … and its midpoint
             tr = Trace(seg.dt, mid, twist, seg.roll, seg.pitch)
         return np.array([end[0], end[1], yaw[-1]]), tr
+
+    def _check_travel(self, iv: Interval, seg: _Segments, path: NDArray) -> None:
+        """Refuse a diverged prediction: a body that strays farther than twice the distance its fastest wheel
+        rolled (plus 1 m) has not been driven by these wheels (a dynamic model at implausible constants)."""
+        if self.kind == "diffdrive":
+            return
+        if self._radius is None:
+            self._radius = np.array([self.model.wheels[self.model.wheel_joint_names.index(n)].radius
+                                     if w else 0.0 for n, w in zip(self.model.actuated_joint_names, self._wheel,
+                                                                   strict=True)])
+        rolled = float(np.sum(np.max(np.abs(self.rates[seg.k] * self._radius), axis=1) * seg.dt))
+        reach = float(np.max(np.linalg.norm(path[:, :2], axis=1))) if len(path) else 0.0
+        if not math.isfinite(reach) or reach > 2.0 * rolled + 1.0:
+            raise CalibrationError(f"{self.kind} prediction diverged on t {iv.t0:.1f}-{iv.t1:.1f} s: the body "
+                                   f"strays {reach:.1f} m while its wheels rolled at most {rolled:.1f} m")
 
     def residual(self, iv: Interval, pred: NDArray) -> NDArray:
         """r = x_meas(t1) − x_pred(t1) (eqs. 3.3, 3.56), yaw wrapped to (−π, π]."""
