@@ -76,3 +76,13 @@ def machine_info() -> dict[str, str]:
         info["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                         check=True, cwd=Path(__file__).resolve().parent).stdout.strip()
     return info
+
+
+def figures_table(rows: list[tuple[str, ...]], head: tuple[str, ...] = ("figure", "value")) -> str:
+    """A markdown table of named figures (``rows``: one tuple of cells per figure; ``|`` in a cell escaped).
+
+    The generated part of a report is tables only; the prose that explains them is in the hand-written part
+    of the page and refers to these figures by name."""
+    def cells(row: tuple[str, ...]) -> str:
+        return "| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |"
+    return "\n".join([cells(head), "|" + "|".join(" --- " for _ in head) + "|", *(cells(r) for r in rows)])

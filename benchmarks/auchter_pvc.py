@@ -29,6 +29,9 @@ import numpy as np
 from wmr_dynamics.scenarios.auchter_pvc import PvcRun, free_vs_locked, make_terrain
 from wmr_dynamics.terrain import Terrain
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import figures_table  # noqa: E402  (shared with the other benchmark scripts)
+
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "auchter_pvc.md"
 FIGURE = REPO / "docs" / "figures" / "auchter_pvc.png"
@@ -164,15 +167,10 @@ def results_markdown(rows: dict[str, tuple[PvcRun, PvcRun]]) -> str:
         f"| PVC locked at 0 | {lk['max_slip']:.2e} | {lk['mean_slip']:.2e} | {lk['max_residual']:.2e} | 0 / 0 | "
         f"{lk['min_sv']:.3f} |",
     ]
-    return "\n".join([
-        BEGIN,
-        f"Straight at {free.speed} m/s for {free.t[-1] + free.dt:g} s, Δt = {free.dt} s, σ = 1/Δt "
-        f"(Python {platform.python_version()}, {free.wall_s:.1f} s wall per run).",
-        "", *main, "", "All runs (slip = max over steps and wheels of ‖v_c,xy‖; mean = mean over steps of the "
-        "max over wheels; FD = finite-difference slip; \"at stop\": a PVC joint reached its ±0.35 rad limit, held "
-        "there by the hard stop; \"beyond stop\": it went past the limit in a run without hard stops):", "",
-        TABLE_HEAD, *(_row(k, *v) for k, v in rows.items()), END,
-    ])
+    settings = [("run", f"straight at {free.speed} m/s for {free.t[-1] + free.dt:g} s, Δt = {free.dt} s, σ = 1/Δt"),
+                ("Python; wall time per run", f"{platform.python_version()}; {free.wall_s:.1f} s")]
+    return "\n".join([BEGIN, figures_table(settings, ("setting", "value")), "", *main, "", "All runs:", "",
+                       TABLE_HEAD, *(_row(k, *v) for k, v in rows.items()), END])
 
 
 def write_doc(rows: dict[str, tuple[PvcRun, PvcRun]], path: Path = DOC) -> None:

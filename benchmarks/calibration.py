@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _report import machine_info, update_section  # noqa: E402
+from _report import figures_table, machine_info, update_section  # noqa: E402
 
 from wmr_dynamics import load_model  # noqa: E402
 from wmr_dynamics.calibration import OnlineIpem, Predictor, calibrate, evaluate, intervals, log_from_bag  # noqa: E402
@@ -94,16 +94,8 @@ def run_case(tmp: Path, vehicle: str, ground: str, terrain: str, seed: int) -> d
 
 def markdown(rows: list[dict], total_s: float) -> str:
     m = machine_info()
-    lines = ["## Results on synthetic logs", "",
-             "Written by `python benchmarks/calibration.py` "
-             f"({total_s:.0f} s on {m.get('cpu', 'this machine')}). Each row: two 180 s random drives of the truth "
-             "(dynamic model, Pacejka contact with the ground's constants and tyre radius, "
-             "`wmr_dynamics/calibration/synthetic.py`), recorded with the default simulated sensors (GPS/INS 10 Hz, "
-             "0.02 m / 0.005 rad noise; IMU 100 Hz; encoders 50 Hz); the first log is calibrated online "
-             "(enhanced model, 2 s intervals), both are evaluated over 10 m segments. `kin.` is the uncalibrated 3D "
-             "kinematic model, `kin.+` the online-calibrated enhanced model, `dyn.` the online-calibrated dynamic "
-             "model (Pacejka contact: mu, K_s, K_a and a wheel-radius scale); 'other log' evaluates the parameters "
-             "on the second drive, which they were not calibrated on.", "",
+    lines = [figures_table([("run", f"`python benchmarks/calibration.py`, {total_s:.0f} s on {m.get('cpu', '?')}")],
+                           ("setting", "value")), "",
              "### 10 m horizon (cf. Tables 3.4, 3.5, 3.7, 3.8)", "",
              "| vehicle | ground | terrain | kin. pos. err. (m) | kin.+ pos. err. (m) | reduction | kin. yaw (rad) | "
              "kin.+ yaw (rad) | other log: kin. / kin.+ (m) | other log reduction | settled after (intervals) | "
@@ -128,8 +120,6 @@ def markdown(rows: list[dict], total_s: float) -> str:
                          f"{r['dd']['mean_yaw_error_rad']:.4f} | {r['dd_cal']['mean_position_error_m']:.3f} | "
                          f"{r['dd_cal']['mean_yaw_error_rad']:.4f} | {r['cal_0']['mean_position_error_m']:.3f} |")
     lines += ["", "### Stochastic model: mean NEES / 3 (1.0 = the predicted covariance matches the scatter)", "",
-              "Each interval length calibrated separately (as Fig. 3.8; online, then offline: Q' by maximum "
-              "likelihood, eqs. 3.46-3.47); 'other log' uses those parameters on the second drive.", "",
               "| vehicle | ground | terrain | 1 s | 2 s | 4 s | other log 1 s | 2 s | 4 s |", "| --- " * 9 + "|"]
     for r in rows:
         lines.append(f"| {r['vehicle']} | {r['ground']} | {r['terrain']} | " + " | ".join(

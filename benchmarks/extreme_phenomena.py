@@ -50,6 +50,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _report import figures_table  # noqa: E402
 from landtamer_ramp import DOC, FIGURES, REPO, log, machine_info, write_block  # noqa: E402
 
 from wmr_dynamics.model import WmrModel  # noqa: E402
@@ -212,22 +213,17 @@ def results_markdown(st: Study) -> str:
     sweep.append("| rolls over (t) | " + " | ".join(
         f"yes ({m.t_rollover:.2f} s)" if m.rolled_over else "no" for m in cells) + " |")
     sweep.append("| max tilt before rollover | " + " | ".join(f"{m.max_tilt:.1f}°" for m in cells) + " |")
+    settings = figures_table([
+        ("machine", machine_info()),
+        (f"model curve (μ = {MU_LOW}, α = 0): peak f_x/f_z driving (at s) / braking (at s)",
+         f"{crit['peak_drive']:.3f} ({crit['s_drive']:+.2f}) / {crit['peak_brake']:.3f} ({crit['s_brake']:+.2f})")],
+        ("setting", "value"))
     return "\n".join([
-        BEGIN,
-        f"Machine: {machine_info()}.  Model curve (μ = {MU_LOW}, α = 0): peak f_x/f_z = {crit['peak_drive']:.3f} at "
-        f"s = {crit['s_drive']:+.2f} (driving) and {crit['peak_brake']:.3f} at s = {crit['s_brake']:+.2f} (braking).",
-        "",
-        "Loss of traction (f_x/f_z over all wheels and steps; accelerating 1–3 s, braking 3–5 s; the percentage is "
-        "how far below the peak the force is at the largest slip):", "", *trac, "",
+        BEGIN, settings, "",
+        "Loss of traction (accelerating 1–3 s, braking 3–5 s):", "", *trac, "",
         "Yaw stability in the turning test:", "", *yaw_rows, "",
-        "![traction, straight](figures/traction_straight.png)", "",
-        "![force vs slip](figures/traction_force_slip.png)", "",
-        "![turning](figures/traction_turning.png)", "",
-        "Rollover (5 m/s, 7 rad/s from t = 1 s; \"stays off\": the wheel never carries load again before the end; "
-        "rolled over: the time each wheel left the ground for the last time):", "", *roll, "",
+        "Rollover (5 m/s, 7 rad/s from t = 1 s):", "", *roll, "",
         *(["Body cg height sweep (from rest, Δt 0.04 s):", "", *sweep, ""] if st.cg_sweep else []),
-        "![normal forces](figures/rollover_normal_forces.png)", "",
-        "![paths](figures/rollover_paths.png)",
         END,
     ])
 

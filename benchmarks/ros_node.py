@@ -38,7 +38,7 @@ os.environ.setdefault("ROS_DOMAIN_ID", str(random.randint(1, 101)))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import rclpy  # noqa: E402
-from _report import machine_info, update_section  # noqa: E402
+from _report import figures_table, machine_info, update_section  # noqa: E402
 from geometry_msgs.msg import Twist  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
@@ -209,12 +209,9 @@ def main(argv: list[str] | None = None) -> int:
               f"possible: node {node:.0f}x, library 2 steps/call {lib_call:.0f}x, one call {lib_run:.0f}x", flush=True)
     m = machine_info()
     lines = [
-        "## ROS node cost (`benchmarks/ros_node.py`)", "",
-        f"Rocky 7 on flat ground, 0.5 m/s, Δt 0.01 s; odom, TF, joint states, IMU at 50 Hz, GPS/INS and fix at "
-        f"10 Hz, contact markers at 10 Hz (simulated time); {m.get('cpu', '?')}, {m.get('nproc', '?')} cores; node "
-        "and probe over Fast DDS on loopback.  As fast as possible, the node spends its time building and "
-        "publishing those messages (about 1 ms per 20 ms of simulated time): a lower `publish_rate` (and "
-        "`sensors:=false`, `markers:=false`) brings it towards the library's speed.", "",
+        figures_table([("machine; transport",
+                        f"{m.get('cpu', '?')}, {m.get('nproc', '?')} cores; Fast DDS on loopback")],
+                      ("setting", "value")), "",
         "| mode | start-up to first odom (s) | real time: CPU share of one core | node RTF, as fast as possible | "
         "library RTF, 2 steps per call | library RTF, one call | node / library (2 steps per call) |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -226,11 +223,13 @@ def main(argv: list[str] | None = None) -> int:
         s = soak(args.soak)
         base = next((r for t, r in s["rss"] if t >= 60), s["rss"][0][1])
         last = s["rss"][-1][1]
-        text = (f"## ROS node soak (`benchmarks/ros_node.py --soak {args.soak:g}`)\n\n"
-                f"As fast as possible under a random cmd_vel for {args.soak:g} min: resident memory {base:.0f} MiB "
-                f"after the first minute, {last:.0f} MiB at the end ({100 * (last / base - 1):+.1f} %); "
-                f"{s['nan']} NaN odom messages; longest gap between two odom messages {s['max_gap']:.2f} s; "
-                f"node alive at the end: {s['alive']}.")
+        text = figures_table([
+            ("soak: as fast as possible under a random cmd_vel (min)", f"{args.soak:g}"),
+            ("resident memory after the first minute / at the end (MiB)",
+             f"{base:.0f} / {last:.0f} ({100 * (last / base - 1):+.1f} %)"),
+            ("NaN odom messages", f"{s['nan']}"),
+            ("longest gap between two odom messages (s)", f"{s['max_gap']:.2f}"),
+            ("node alive at the end", f"{s['alive']}")])
         print(text)
         update_section(args.out, "ros_soak", text)
     rclpy.shutdown()

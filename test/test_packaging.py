@@ -130,24 +130,66 @@ def test_compatibility_interface_packages_are_colcon_ignored_and_match_upstream_
     assert r.returncode == 0 and "building" not in r.stdout, r.stdout + r.stderr  # already there: nothing built
 
 
-def test_colcon_builds_the_package_and_never_the_compatibility_interfaces(tmp_path):
-    """A ROS user's workspace: the repository in src/, `colcon build` (the real tool) installs the executables
-    where `ros2 run` looks and the launch / config / URDF files where the launch files look; the
-    compatibility interface packages in ros_compat/ are not packages of the workspace."""
+def _colcon_workspace(tmp_path: Path) -> str:
+    """A ROS user's workspace in ``tmp_path``: a copy of the repository (file times kept, as a checkout's) in
+    src/; returns the colcon executable of the test venv."""
     import shutil
 
     src = tmp_path / "src" / "wmr_dynamics"
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "build", "install", "log", "out",
                                                              "__pycache__", "*.egg-info", ".pytest_cache"))
-    colcon = str(Path(sys.executable).parent / "colcon")
+    return str(Path(sys.executable).parent / "colcon")
+
+
+def test_colcon_builds_the_package_and_never_the_compatibility_interfaces(tmp_path):
+    """A ROS user's workspace: the repository in src/, `colcon build` (the real tool) installs the executables
+    where `ros2 run` looks and the launch / config / URDF files where the launch files look; the
+    compatibility interface packages in ros_compat/ are not packages of the workspace.  The build ends by
+    warming the engine cache that the installed package will use (setup.py; here the venv's cache, already
+    warm from `make install`, so the warm-up only loads it): the first node start does not compile."""
+    import os
+
+    from wmr_dynamics import _jit
+
+    colcon = _colcon_workspace(tmp_path)
     listed = subprocess.run([colcon, "list", "--names-only"], cwd=tmp_path, capture_output=True, text=True,
                             timeout=120)
     assert listed.returncode == 0 and listed.stdout.split() == ["wmr_dynamics"], listed.stdout + listed.stderr
-    r = subprocess.run([colcon, "build"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    env = {k: v for k, v in os.environ.items() if k != "WMR_SKIP_WARMUP"}
+    r = subprocess.run([colcon, "build"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     prefix = tmp_path / "install" / "wmr_dynamics"
+    # the warm-up ran against the installed copy and filled the cache the installed package finds at run time
+    # (not colcon's build-time prefix, which colcon's sitecustomize swaps in while it builds)
+    log = (tmp_path / "log" / "latest_build" / "wmr_dynamics" / "stdout.log").read_text()
+    assert "wmr_dynamics: compiling the simulation engine into numba's cache" in log, log
+    assert f"wmr_dynamics: engine cache ready in {_jit.cache_dir()} (" in log, log
+    site = next(prefix.glob("lib/python3*/site-packages"))
+    probe = ("import wmr_dynamics, wmr_dynamics._jit as j; from wmr_dynamics.compiled import cache; "
+             "print(wmr_dynamics.__file__); print(j.cache_dir()); "
+             "print(all(cache.is_warm(p) for p in ('kinematic', 'dynamic', 'dynamic-batch')))")
+    installed = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                               timeout=120, env={**env, "PYTHONPATH": str(site)})
+    assert installed.returncode == 0, installed.stderr
+    assert installed.stdout.split() == [str(site / "wmr_dynamics" / "__init__.py"), str(_jit.cache_dir()), "True"]
     for exe in ("sim_node", "odometry_node", "wmr-ros-sim", "wmr-bag-play", "wmr-odometry", "wmr-sim"):
         assert (prefix / "lib" / "wmr_dynamics" / exe).is_file(), exe
     for f in ("launch/sim.launch.py", "launch/odometry.launch.py", "config/sim.yaml", "config/sim.rviz",
               "urdf/rocky7.urdf", "package.xml"):
         assert (prefix / "share" / "wmr_dynamics" / f).is_file(), f
+
+
+def test_colcon_build_skips_the_engine_warm_up_with_wmr_skip_warmup(tmp_path):
+    """WMR_SKIP_WARMUP=1: the build says in one line that it skipped the warm-up, and runs no engine code (a
+    cache folder of its own stays absent)."""
+    import os
+
+    colcon = _colcon_workspace(tmp_path)
+    env = {**os.environ, "WMR_SKIP_WARMUP": "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    r = subprocess.run([colcon, "build"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    log = (tmp_path / "log" / "latest_build" / "wmr_dynamics" / "stdout.log").read_text()
+    assert "wmr_dynamics: engine warm-up skipped (WMR_SKIP_WARMUP is set)" in log, log
+    assert "compiling the simulation engine" not in log
+    assert not (tmp_path / "numba").exists()
+    assert (tmp_path / "install" / "wmr_dynamics" / "lib" / "wmr_dynamics" / "sim_node").is_file()

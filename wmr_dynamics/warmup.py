@@ -14,14 +14,17 @@ import sys
 import time
 
 
-def warm_up(quiet: bool = False) -> dict[str, float]:
-    """Compile/load every engine part; returns the wall time (s) spent on each."""
+def warm_up(quiet: bool = False, vehicle: str = "rocky7") -> dict[str, float]:
+    """Compile/load every engine part; returns the wall time (s) spent on each.
+
+    ``vehicle``: a bundled vehicle's name or the path of a vehicle .yaml / .urdf (``setup.py install`` passes
+    the source tree's, since a colcon build's interpreter need not find the installed share folder yet)."""
     import wmr_dynamics as wmr
     from wmr_dynamics.compiled import cache
     from wmr_dynamics.simulate import Simulator
     from wmr_dynamics.terrain import gaussian_rough_terrain
 
-    model = wmr.load_model("rocky7")
+    model = wmr.load_model(vehicle)
     # a small rough grid: the terrain kinds share one argument type (compiled/terrain.py), and the Python-path
     # kernels a run calls around the engine (contact initialization: FK, collision, Jacobians) compile too
     ground = gaussian_rough_terrain(rms=0.02, corr_len=0.5, bounds=(-2.0, 3.0, -2.0, 2.0), seed=0)
@@ -45,8 +48,10 @@ def warm_up(quiet: bool = False) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m wmr_dynamics.warmup", description=__doc__.splitlines()[0])
     p.add_argument("--quiet", action="store_true", help="print nothing")
+    p.add_argument("--vehicle", default="rocky7", help="vehicle to run (bundled name or .yaml/.urdf path); the "
+                   "compiled kernels do not depend on it (default rocky7)")
     args = p.parse_args(argv)
-    times = warm_up(args.quiet)
+    times = warm_up(args.quiet, args.vehicle)
     if not args.quiet:
         from wmr_dynamics._jit import cache_dir
 
