@@ -52,7 +52,8 @@ def test_live_calibration_matches_the_offline_cli_and_feeds_the_odometry(grass_b
     assert yaml.safe_load(published[-1].data)["slip"] == live["slip"]  # the last estimate went out and to disk
     assert OdometryParams.load(params_file).model == "enhanced"
     r = np.array([m.data for m in residuals])
-    np.testing.assert_allclose(np.diff(r[:, 0]), 2.0, atol=0.11)  # consecutive 2 s intervals, none skipped
+    np.testing.assert_allclose(np.diff(r[:, 0]), 2.0, atol=0.11,  # consecutive 2 s intervals, none skipped
+                               err_msg=f"interval starts {r[:, 0].tolist()}; node log:\n{cal.output()[-3000:]}")
     # the offline CLI's computation on the same bag: the same parameters, within their covariance
     model = load_model("landtamer")
     offline = calibrate(model, log_from_bag(grass_bag, model), "enhanced", 2.0)

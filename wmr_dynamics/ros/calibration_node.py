@@ -45,6 +45,8 @@ from wmr_dynamics.calibration.predict import KINDS, Predictor, intervals
 from wmr_dynamics.errors import WmrError
 from wmr_dynamics.ros.common import ThrottledWarnings, load_vehicle_parameters, run_node
 
+#: subscription queue depth of each input topic (messages)
+QUEUE_DEPTH = 2000
 
 class CalibrationNode(Node):
     def __init__(self, **kwargs) -> None:  # noqa: ANN003 - rclpy Node options
@@ -79,13 +81,15 @@ class CalibrationNode(Node):
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.pub_params = self.create_publisher(String, "calibration/parameters", latched)
         self.pub_residual = self.create_publisher(Float64MultiArray, "calibration/residual", 20)
-        self.create_subscription(JointState, "joint_states", self._on_joints, 200)
+        # deep queues: an interval's update (the model run 2n + 2 times) blocks the callbacks for a while, and a
+        # message dropped then would leave a gap, i.e. a skipped interval (about 20 s of data at 100 Hz)
+        self.create_subscription(JointState, "joint_states", self._on_joints, QUEUE_DEPTH)
         if self.use_imu:
-            self.create_subscription(Imu, "imu", self._on_imu, 200)
+            self.create_subscription(Imu, "imu", self._on_imu, QUEUE_DEPTH)
         if p["pose_type"] == "navsatfix":
-            self.create_subscription(NavSatFix, "fix", self._on_pose, 50)
+            self.create_subscription(NavSatFix, "fix", self._on_pose, QUEUE_DEPTH)
         else:
-            self.create_subscription(Odometry, "gps/odom", self._on_pose, 50)
+            self.create_subscription(Odometry, "gps/odom", self._on_pose, QUEUE_DEPTH)
         self.create_timer(0.1, self._step)
         self.get_logger().info(f"{self.model.name}: online IPEM of the {self.kind} model, {self.interval:g} s "
                                f"intervals, writing {self.path}"
