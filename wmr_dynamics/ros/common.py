@@ -61,8 +61,8 @@ class ThrottledWarnings:
 def run_node(prog: str, make_node: Callable[[], Node], spin: Callable[[Node], None],
              args: list[str] | None = None) -> int:
     """A node's process: init, build the node (a WmrError is one line on stderr and exit 2), ``spin`` it until
-    Ctrl-C or shutdown (a publisher whose context a signal invalidated is a clean exit, ROS_NOTES.md); Ctrl-C
-    before the node has started is a clean exit too."""
+    Ctrl-C or shutdown (a publisher whose context a signal invalidated is a clean exit, ROS_NOTES.md); Ctrl-C or
+    SIGTERM before the node has started is a clean exit too."""
     rclpy.init(args=args)
     try:
         node = make_node()
@@ -73,6 +73,11 @@ def run_node(prog: str, make_node: Callable[[], Node], spin: Callable[[Node], No
     except KeyboardInterrupt:  # Ctrl-C while the node was starting: as clean an exit as during spin
         rclpy.try_shutdown()
         return 0
+    except (RCLError, ExternalShutdownException):
+        if rclpy.ok():
+            raise
+        rclpy.try_shutdown()  # a signal (SIGTERM) shut the context down while the node published its first
+        return 0  # messages: a clean exit, as during spin
     try:
         spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
