@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-from wmr_dynamics import Frame, JointSpring, Simulator, Wheel, WmrModel, load_model
+from wmr_dynamics import Frame, JointSpring, Simulator, Wheel, WmrModel, forward_kinematics, load_model
 from wmr_dynamics.actuators import ACTUATOR_MODELS, IdealActuator, PIActuator, TorqueSpeedActuator
 from wmr_dynamics.contact_models import CONTACT_MODELS, LinearContact, make_contact_model
 from wmr_dynamics.dynamics.force_balance import DynamicsOptions
@@ -197,3 +197,22 @@ def test_stiff_ode_uses_the_joint_model():
     r = simulate_stiff_ode(model, Plane(), contact, lambda t, q: np.zeros(4), model.state(xyz=(0.0, 0.0, 0.17)),
                            duration=2.0, kp=50.0)
     assert r.q[-1, -1] == pytest.approx(-0.01 - (w - k * 0.01) / (k + 3.0e4), rel=1e-3)
+
+
+def test_yaml_cg_offset_moves_the_body_centre_of_mass():
+    """``cg_offset: [dx, dy]`` (what wmr-calibrate --cg-offset writes) moves the body link's centre of mass, and
+    so the whole vehicle's by m_body/m_total of it."""
+    cfg = yaml.safe_load((ROOT / "config" / "zoe.yaml").read_text())
+    base = load_model(ROOT / "urdf" / "zoe.urdf", config=cfg)
+    moved = load_model(ROOT / "urdf" / "zoe.urdf", config={**cfg, "cg_offset": [0.1, -0.05]})
+    np.testing.assert_allclose(np.subtract(moved.frames[0].com, base.frames[0].com), [0.1, -0.05, 0.0], atol=1e-12)
+
+    def vehicle_com(m: WmrModel) -> np.ndarray:
+        from wmr_dynamics.kinematics.enhanced import composite_inertia
+
+        return composite_inertia(m, forward_kinematics(m, m.neutral_state()))[1]
+
+    shift = vehicle_com(moved) - vehicle_com(base)
+    np.testing.assert_allclose(shift, np.array([0.1, -0.05, 0.0]) * base.mass[0] / base.total_mass, atol=1e-9)
+    with pytest.raises(VehicleConfigError, match="cg_offset"):
+        load_model(ROOT / "urdf" / "zoe.urdf", config={**cfg, "cg_offset": [0.1]})

@@ -36,7 +36,7 @@ from wmr_dynamics.model import Frame, JointConstraint, JointSpring, Wheel, WmrMo
 from wmr_dynamics.vehicle_schema import validate as validate_config
 
 YAML_KEYS = {"name", "urdf", "base_link", "description", "actuated_joints", "wheels", "joint_constraints",
-             "constraint_models", "joint_springs", "contact", "actuators", "controller", "initial_pose"}
+             "constraint_models", "joint_springs", "contact", "actuators", "controller", "initial_pose", "cg_offset"}
 WHEEL_KEYS = {"radius", "width", "shape", "tube_radius"}
 _AXES = "XYZ"
 
@@ -332,6 +332,10 @@ class _Builder:
         if base != root:
             fixed[root] = (base, T_base_root)
         name = str(self.cfg.get("name") or self.robot.name or self.path.stem)
+        if self.cfg.get("cg_offset") is not None:  # a calibrated centre of mass (wmr-calibrate --cg-offset)
+            dx, dy = (float(v) for v in self.cfg["cg_offset"])
+            b = frames[0]
+            frames[0] = _replace(b, com=(b.com[0] + dx, b.com[1] + dy, b.com[2]))
         try:
             return WmrModel(frames, wheels, constraints, springs, name=name, config=dict(self.cfg),
                             source=str(self.path), fixed_frames=fixed)

@@ -132,6 +132,7 @@ SCHEMA = record({
                        "params": mapping_of(scalar_or_vector)}),
     "actuators": record({"model": text}, open_=True),
     "controller": record({"type": text}, open_=True),
+    "cg_offset": vector(2, number(-10.0, 10.0, "m")),
     "initial_pose": record({"xyz": vector(3, number(-1e6, 1e6, "m")), "rpy": vector(3, number(-10.0, 10.0, "rad"))}),
 })
 
