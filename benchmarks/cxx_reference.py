@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Our step beside the thesis author's C++ (``../shared/tools/wmrde_bench``), measured in one run.
+
+This machine's speed drifts by 1.5× between sessions, so speed is a *ratio* against the C++ measured in the
+same run, interleaved: each round runs every case once on each side (the C++ first), and the table gives
+the median over rounds of each side's µs per step and their ratio (C++ µs / our µs: above 1, ours is
+faster).  Cases (issue 14's table): Zoë on the ten rough terrains ``zoe_rough_1..10`` and Rocky 7 on
+``rocky_rough_0``, 0.5 m/s straight for 10 s at Δt 0.04 s, single thread, ideal actuators, the naive
+controller; dynamic with the piecewise-linear contact model, and kinematic.  Per terrain the fastest of
+``--reps`` repetitions is kept on both sides (the C++ driver does the same), summed over the terrains.
+
+Settings that differ (wmrde_bench/README.md): the C++ stops its Newton loop at ‖e‖² < 1 N² (ours: the
+shipped tolerance), starts at the commanded velocity (ours: from rest on the terrain), and Zoë's steering
+joints are passive in its dynamic model (ours: held straight, two rigid rows).
+
+Writes the section ``cxx`` of docs/benchmarks.md.  Usage::
+
+    python benchmarks/cxx_reference.py              # 7 rounds, ~1 min
+    python benchmarks/cxx_reference.py --rounds 2   # a quick look (prints, writes out/cxx_quick/)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _report import machine_info, update_section  # noqa: E402
+
+from wmr_dynamics import load_model  # noqa: E402
+from wmr_dynamics.scenarios import zoe_rough as zr  # noqa: E402
+from wmr_dynamics.scenarios.paths import rough_terrain_path  # noqa: E402
+from wmr_dynamics.terrain import load_wmrde_grid  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT.parent / "shared" / "tools" / "wmrde_bench" / "wmrde_bench"
+DT = 0.04
+#: (label, C++ model, C++ mode, our vehicle, our kind, terrain names)
+CASES = (
+    ("Zoë dynamic, linear contact", "zoe", "dyn", "zoe", "linear", [f"zoe_rough_{k}" for k in zr.TERRAINS]),
+    ("Zoë kinematic", "zoe", "kin", "zoe", "kinematic", [f"zoe_rough_{k}" for k in zr.TERRAINS]),
+    ("Rocky 7 dynamic, linear contact", "rocky", "dyn", "rocky7", "linear", ["rocky_rough_0"]),
+)
+
+
+def cxx_us(model: str, mode: str, terrains: list[str], reps: int) -> float:
+    """The C++'s µs per step (fastest repetition per terrain, summed over the terrains)."""
+    files = [str(rough_terrain_path(t)) for t in terrains]
+    out = subprocess.run([str(BENCH), model, mode, str(DT), str(zr.DURATION), str(reps), *files],
+                         capture_output=True, text=True, check=True).stdout
+    return float(json.loads(out.strip().splitlines()[-1])["us_per_step_min"])
+
+
+class Ours:
+    """Our side of one case: a simulator per terrain, built once (compiled engine warm)."""
+
+    def __init__(self, vehicle: str, kind: str, terrains: list[str]) -> None:
+        model = zr.zoe_model() if vehicle == "zoe" else load_model(vehicle)
+        opts = None if kind == "kinematic" else zr.dynamics_options(model, kind)
+        self.runs = []
+        for name in terrains:
+            terrain = load_wmrde_grid(rough_terrain_path(name))
+            self.runs.append((zr.make_simulator(model, terrain, kind, DT, opts), zr.initial_state(model, terrain)))
+        self.us(1)  # compile or load the engine outside the timing
+
+    def us(self, reps: int) -> float:
+        wall, steps = 0.0, 0
+        for sim, q0 in self.runs:
+            results = [sim.run(zr.DURATION, (zr.SPEED, 0.0), q0=q0, progress=False) for _ in range(reps)]
+            wall += min(r.wall_time_s for r in results)
+            steps += results[0].steps
+        return 1e6 * wall / steps
+
+
+def measure(rounds: int, reps: int, quiet: bool = False) -> list[dict]:
+    ours = [Ours(v, k, t) for _, _, _, v, k, t in CASES]
+    samples = [{"cxx": [], "ours": []} for _ in CASES]
+    for r in range(rounds):
+        for (_, model, mode, _, _, terrains), side, s in zip(CASES, ours, samples, strict=True):
+            s["cxx"].append(cxx_us(model, mode, terrains, reps))
+            s["ours"].append(side.us(reps))
+        if not quiet:
+            print(f"round {r + 1}/{rounds}: " + "; ".join(f"{c[0]}: C++ {s['cxx'][-1]:.1f} / ours {s['ours'][-1]:.1f} "
+                                                       "µs" for c, s in zip(CASES, samples, strict=True)),
+                  file=sys.stderr, flush=True)
+    rows = []
+    for case, s in zip(CASES, samples, strict=True):
+        c, o = statistics.median(s["cxx"]), statistics.median(s["ours"])
+        rows.append({"case": case[0], "cxx_us": c, "ours_us": o, "ratio": c / o,
+                     "ratio_range": (min(s["cxx"]) / max(s["ours"]), max(s["cxx"]) / min(s["ours"]))})
+    return rows
+
+
+def markdown(rows: list[dict], rounds: int, reps: int, elapsed: float, load: tuple[float, float]) -> str:
+    info = machine_info()
+    lines = [f"Side by side with the thesis author's C++, {rounds} interleaved rounds, Δt {DT} s "
+             f"({elapsed:.0f} s, {info['cpu']}, load {load[0]:.2f} → {load[1]:.2f}, "
+             f"commit {info.get('commit', '?')}).", "",
+             "| case | C++ µs/step | ours µs/step | ours / C++ speed | range over rounds |",
+             "| --- | --- | --- | --- | --- |"]
+    for r in rows:
+        lo, hi = r["ratio_range"]
+        lines.append(f"| {r['case']} | {r['cxx_us']:.1f} | {r['ours_us']:.1f} | {r['ratio']:.2f}× | "
+                     f"{lo:.2f}–{hi:.2f}× |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--reps", type=int, default=3, help="repetitions per terrain and round, fastest kept")
+    p.add_argument("--out", type=Path, default=None, help="default docs/benchmarks.md (out/cxx_quick/ for < 5 rounds)")
+    p.add_argument("-q", "--quiet", action="store_true")
+    a = p.parse_args(argv)
+    if not BENCH.is_file():
+        print(f"cxx_reference: the C++ reference {BENCH} is missing (../shared/tools/wmrde_bench)", file=sys.stderr)
+        return 2
+    t0, load0 = time.perf_counter(), os.getloadavg()[0]
+    rows = measure(a.rounds, a.reps, a.quiet)
+    text = markdown(rows, a.rounds, a.reps, time.perf_counter() - t0, (load0, os.getloadavg()[0]))
+    print(text)
+    out = a.out or (ROOT / "out" / "cxx_quick" / "benchmarks.md" if a.rounds < 5 else ROOT / "docs" / "benchmarks.md")
+    update_section(out, "cxx", text)
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
