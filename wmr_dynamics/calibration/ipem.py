@@ -296,9 +296,9 @@ def calibrate_offline(pred: Predictor, ivs: list[Interval], p0: NDArray, s0: NDA
                 break
             step = step * 0.5
         else:
-            step = np.zeros_like(p)
+            step, trial = np.zeros_like(p), inl
         p = p + step
-        s = _max_likelihood_s(_fits(pred, [f.interval for f in inl], p, s), s, minimize)
+        s = _max_likelihood_s(trial, s, minimize)  # the fits at the new p (r and M do not depend on s)
         if progress:
             progress(f"offline iteration {it + 1}/{iterations}: {len(fits) - len(inl)} of {len(fits)} intervals "
                      f"beyond the gate; p = {np.round(p, 4).tolist()}, s = {np.round(s, 4).tolist()}")
