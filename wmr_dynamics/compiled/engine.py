@@ -303,7 +303,7 @@ class CompiledKinematics:
         """Compile (or load from the cache) the kernels with a one-row rollout (a cold compile is announced on
         stderr unless ``quiet``)."""
         if "kinematic" not in _LOADED:
-            from wmr_dynamics.compiled.kinematics import kinematic_advance, kinematic_solve
+            from wmr_dynamics.compiled.kinematics import kinematic_advance
 
             cmds = np.zeros((1, self.n_cmd))
             q0 = self.model.neutral_state()
@@ -313,8 +313,6 @@ class CompiledKinematics:
                 _ignore_model_error(lambda: self.rollout(q0, cmds, 0.01))
                 kinematic_advance(self.md, self.td, self.cd, self.kd, self.workspace(), q0.copy(), cmds[0], 1, 0.01,
                                   np.zeros(nw), np.zeros(2))
-                kinematic_solve(self.md, self.td, self.cd, self.kd, self.workspace(), q0.copy(), cmds[0],
-                                np.zeros(nw))
 
             _cache.compiled("kinematic", run, quiet)
             _LOADED.add("kinematic")

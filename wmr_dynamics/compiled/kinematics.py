@@ -16,11 +16,14 @@ takes the rows as the actuated rates themselves), :func:`kinematic_velocity` (th
 :mod:`wmr_dynamics.kinematics.dae`).
 
 Speed, Zoë on the thesis rough terrains at Δt = 0.04 s, one core of this project's machines: 5.0 µs per
-step with the sampled collision search (≈ 8,000× real time; ~3.5 µs of it the search), 3.4 µs with
-``method=1``, the fast search of :func:`~wmr_dynamics.compiled.collision.wheel_contacts_kernel` (≈ 11,800×;
-the thesis author's C++ library on the same machines and terrains: 3,740×).  The per-row work runs in
-``_nrt=False`` kernels (no reference counting of the workspace's arrays per call) with Alg. 1, Alg. 2 and
-the controller inlined; the one allocation per step is the state rate inside ``_euler_step``.
+step with the sampled collision search (≈ 8,000× real time; ~3.5 µs of it the search; the thesis author's
+C++ library on the same machines and terrains: 3,740×).  The per-row work runs in ``_nrt=False`` kernels (no
+reference counting of the workspace's arrays per call) with Alg. 1, Alg. 2 and the controller inlined; a
+step allocates nothing (enhanced kinematics and RK4 included: their scratch is in the workspace).
+
+Cold compile: the step calls the collision search with the argument types the dynamic step and the Python
+contact query use (``n_samples`` a run-time int, the method left out), so the whole package compiles the
+search — its largest kernel — once.
 """
 
 from __future__ import annotations
@@ -40,7 +43,14 @@ from wmr_dynamics.compiled.linalg import least_squares
 from wmr_dynamics.kinematics import contact_set as _cs
 from wmr_dynamics.kinematics import fk as _fk
 from wmr_dynamics.kinematics import jacobians as _jac
-from wmr_dynamics.kinematics.enhanced import _body_force, _body_slip, _composite_inertia, _rollover_margin
+from wmr_dynamics.kinematics.enhanced import (
+    EnhancedWork,
+    _body_force,
+    _body_slip,
+    _composite_inertia,
+    _rollover_margin,
+    enhanced_work,
+)
 from wmr_dynamics.kinematics.state import _euler_step, _state_rate
 
 STATUS_TERRAIN, STATUS_SINGULAR, STATUS_NONFINITE, STATUS_COMMAND, STATUS_FREE_FALL = 1, 2, 3, 4, 5
@@ -85,6 +95,9 @@ class KinematicWorkspace(NamedTuple):
     dz_pred: NDArray  # (nw,) Δz predicted one Baumgarte horizon ahead, m
     row_weight: NDArray  # (nw, 2) each wheel's (slip-row, normal-row) weight in eq. 2.38 (contact_set)
     body: NDArray  # (4, 6): body force f_b (eq. 2.44), body slip (eq. 2.50), [com (m), mass (kg), margin (m)]
+    enhanced: EnhancedWork  # scratch of the body force, composite inertia and rollover margin (thesis §2.3)
+    rk: NDArray  # (6, nq) RK4 work: the stage state, k1…k4, the step's own q̇' (_rk4)
+    rk_saved: NDArray  # (nw, 7) RK4 work: each wheel's contact set, row weights, Δz and contact point (_rk4)
 
 
 class KinematicsData(NamedTuple):
@@ -95,6 +108,7 @@ class KinematicsData(NamedTuple):
     enhanced: bool  # apply the body slip (eqs. 2.44–2.52)
     margin: bool  # compute the rollover margin (ws.body[2, 4])
     integrator: int  # INTEGRATOR_EULER (eq. 2.39) or INTEGRATOR_RK4
+    n_samples: int = N_SAMPLES  # coarse samples of the collision search (as DynamicsData.n_samples)
 
 
 @njit
@@ -109,20 +123,23 @@ def kinematic_workspace(md: ModelData) -> KinematicWorkspace:
                               z((3, n)), z((nr, n)), z(nr), np.zeros(n, dtype=np.bool_), z(n),
                               np.zeros(n, dtype=np.int64), z((n, n)), z(nr), z(n), z(n),
                               z(max(md.actuated_frames.shape[0], 1)), z(nf + 6), np.ones(nw, dtype=np.bool_),
-                              z(nw), np.ones((nw, 2)), z((4, 6)))
+                              z(nw), np.ones((nw, 2)), z((4, 6)), enhanced_work(nw), z((6, nf + 6)), z((nw, 7)))
 
 
 @njit(inline="always")
-def _evaluate(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray, sigma: float, fk_done: bool,
-              method: int) -> int:
-    """FK (Alg. 1, unless ``fk_done``), collision, the contact set (advanced one step), [A_wheel; A_joint]
-    (eqs. 2.24, 2.26) and v (eqs. 2.35–2.36), each wheel's rows weighted by ``row_weight``."""
+def _evaluate(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray, sigma: float, n_samples: int,
+              fk_done: bool) -> int:
+    """FK (Alg. 1, unless ``fk_done``), collision (the default sampled search with ``n_samples`` coarse
+    samples), the contact set (advanced one step), [A_wheel; A_joint] (eqs. 2.24, 2.26) and v (eqs.
+    2.35–2.36), each wheel's rows weighted by ``row_weight``."""
     nw = md.wheel_frame.shape[0]
     n = md.parent.shape[0] + 5
     if not fk_done:
         _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)
-    if wheel_contacts_kernel(md, td, ws.T_world, N_SAMPLES, ws.points, ws.frames, ws.dz, ws.angle, ws.lateral,
-                             method) != 0:
+    # the method left out (a constant: numba drops the other search) and n_samples a run-time int: the one
+    # specialization the dynamic step and the Python contact query compile too
+    if wheel_contacts_kernel(md, td, ws.T_world, n_samples, ws.points, ws.frames, ws.dz, ws.angle,
+                             ws.lateral) != 0:
         return STATUS_TERRAIN
     for w in range(nw):
         _wheel_jacobian(md.parent, md.jtype, ws.T_world, md.wheel_frame[w], ws.points[w], ws.frames[w],
@@ -186,13 +203,12 @@ def _solve(ws: KinematicWorkspace, n: int, nr: int) -> bool:
 
 @njit(_nrt=False)  # allocation-free: no reference counting of the workspace's arrays per call
 def kinematic_velocity(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray, u: NDArray,
-                       sigma: float, fk_done: bool = False, method: int = 0) -> int:
+                       sigma: float, n_samples: int, fk_done: bool = False) -> int:
     """q̇' at state q for the actuated rates u (rad/s or m/s, ``actuated_frames`` order): the result in ws.qvel
     (and Δz, contacts, A, v in ws).  Without body slip: the enhanced model's second solve is :func:`_solve_at`'s.
 
-    ``sigma``: the Baumgarte gain, 1/s.  ``fk_done``: ws.T_world already holds the forward kinematics of q.
-    ``method``: the collision search — leave it out for the default (0): numba then compiles the search with
-    the method as a constant and drops the other one (passing it costs the kinematic step ~10 %).  Returns 0,
+    ``sigma``: the Baumgarte gain, 1/s.  ``n_samples``: the collision search's coarse samples
+    (``KinematicsData.n_samples``).  ``fk_done``: ws.T_world already holds the forward kinematics of q.  Returns 0,
     or STATUS_TERRAIN / STATUS_SINGULAR / STATUS_NONFINITE / STATUS_COMMAND (a non-finite rate in u).
     """
     nf = md.parent.shape[0]
@@ -202,7 +218,7 @@ def kinematic_velocity(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q
     for k in range(md.actuated_frames.shape[0]):
         if not math.isfinite(u[k]):
             return STATUS_COMMAND
-    st = _evaluate(md, td, ws, q, sigma, fk_done, method)
+    st = _evaluate(md, td, ws, q, sigma, n_samples, fk_done)
     if st != 0:
         return st
     if not _solve_limited(md, ws, q, u, sigma, n, nr):
@@ -305,20 +321,20 @@ def velocity_solve(md: ModelData, ws: KinematicWorkspace, q: NDArray, sigma: flo
 def _body_slip_and_margin(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, nw: int, n: int) -> int:
     """Thesis §2.3 at the solved q̇': the body force f_b (eq. 2.44), the rollover margin of its line of action,
     and (enhanced) the body slip (eqs. 2.45–2.50) turned into the wheels' slip rows of v (eq. 2.52)."""
-    Ib = np.empty((6, 6))
-    m = _composite_inertia(md.I_spatial, ws.T_world, Ib)
+    work = ws.enhanced  # preallocated scratch: the step allocates nothing
+    Ib = work.inertia
+    m = _composite_inertia(md.I_spatial, ws.T_world, Ib, work)
     com = ws.body[2, :3]
     com[0], com[1], com[2] = Ib[2, 4] / m, Ib[0, 5] / m, Ib[1, 3] / m
     ws.body[2, 3] = m
     R = ws.T_world[0]
     _body_force(Ib, R, ws.qvel, md.gravity, ws.body[0])  # eq. 2.44
     if kd.margin:
-        cg = np.empty(3)
-        f = np.empty(3)
+        cg, f = work.cg, work.force
         for a in range(3):
             cg[a] = R[a, 0] * com[0] + R[a, 1] * com[1] + R[a, 2] * com[2] + R[a, 3]
             f[a] = R[a, 0] * ws.body[0, 3] + R[a, 1] * ws.body[0, 4] + R[a, 2] * ws.body[0, 5]
-        ws.body[2, 4] = _rollover_margin(cg, f, ws.points, ws.frames[:, :, 2])
+        ws.body[2, 4] = _rollover_margin(cg, f, ws.points, ws.frames[:, :, 2], work)
     if not kd.enhanced:
         return 0
     if not _body_slip(kd.slip, com, ws.qvel, ws.body[0], ws.body[1]):
@@ -375,7 +391,7 @@ def kinematic_step(md: ModelData, td: TerrainData, kd: KinematicsData, ws: Kinem
     Returns:
         0, or a STATUS_* code of :func:`kinematic_velocity`.
     """
-    st = kinematic_velocity(md, td, ws, q, u, kd.sigma, False)
+    st = kinematic_velocity(md, td, ws, q, u, kd.sigma, kd.n_samples, False)
     if st != 0:
         return st
     for j in range(qvel.shape[0]):
@@ -396,7 +412,7 @@ def _solve_row_inline(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
     """FK, controller and the plain velocity solve at q, inlined into an allocation-free caller."""
     _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)
     _controller_rates(md, cd, q, ws.T_world, cmd, ws.u)
-    return kinematic_velocity(md, td, ws, q, ws.u, kd.sigma, True)  # the default collision search, a constant
+    return kinematic_velocity(md, td, ws, q, ws.u, kd.sigma, kd.n_samples, True)
 
 
 @njit(_nrt=False)
@@ -408,11 +424,12 @@ def _solve_row(md: ModelData, td: TerrainData, cd: ControllerData, kd: Kinematic
 
 @njit
 def _rk4(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
-         q: NDArray, cmd: NDArray, dt: float, rk: NDArray, saved: NDArray) -> int:
+         q: NDArray, cmd: NDArray, dt: float) -> int:
     """ws.q_next from q and the solve at q in ws by classical Runge–Kutta 4, whose stages solve at their own
     states from the step's contact set without predicting touchdowns (ws.qvel, the set, Δz and the contact
-    points of the step's own solve are restored afterwards; ws.A is the last stage's).
-    ``rk`` (6, nq) and ``saved`` (nw, 7) are work arrays (rk[5] keeps the step's own q̇')."""
+    points of the step's own solve are restored afterwards; ws.A is the last stage's).  Its work arrays are
+    ws.rk (rk[5] keeps the step's own q̇') and ws.rk_saved."""
+    rk, saved = ws.rk, ws.rk_saved
     nq = q.shape[0]
     nw = md.wheel_frame.shape[0]
     n = ws.qvel.shape[0]
@@ -519,8 +536,6 @@ def kinematic_rollout(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
     n = cmds.shape[0] - 1
     nq = q0.shape[0]
     q = q0.copy()
-    rk = np.empty((6, nq))
-    saved = np.empty((md.wheel_frame.shape[0], 7))
     for k in range(n + 1):
         for i in range(nq):
             Q[k, i] = q[i]
@@ -537,7 +552,7 @@ def kinematic_rollout(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
         if kd.integrator == INTEGRATOR_EULER:
             _euler_step(q, ws.qvel, dt, ws.q_next)  # eq. 2.39
         else:
-            st = _rk4(md, td, cd, kd, ws, q, cmds[k], dt, rk, saved)
+            st = _rk4(md, td, cd, kd, ws, q, cmds[k], dt)
             if st != 0:
                 return st, k
         for i in range(nq):
@@ -550,14 +565,16 @@ def kinematic_rollout(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
         for w in range(VC.shape[1]):
             VC[n, w] = VC[n - 1, w]
     else:
-        _row_diagnostics(md, kd, ws, 0, False, QV, DZ, CP, VC, RES, ROLL)
+        # n == 0: the one row's q̇' and ‖v_c‖ too (run-time arguments, as in the loop: one specialization)
+        _row_diagnostics(md, kd, ws, n, n > 0, QV, DZ, CP, VC, RES, ROLL)
     return 0, -1
 
 
 @njit
 def kinematic_advance(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
                       q: NDArray, cmd: NDArray, n: int, dt: float, vc: NDArray, diag: NDArray) -> tuple:
-    """Advance q in place by ``n`` steps with one command row ``cmd`` (the stepper's call).
+    """Advance q in place by ``n`` steps with one command row ``cmd`` (the stepper's call); ``n`` = 0: the
+    velocity solve at q alone, q unchanged (:func:`kinematic_solve`).
 
     The contact set carried in ``ws`` continues from the previous call.  The last step's solve stays in
     ``ws`` (q̇' in ws.qvel, Δz, contact points); its ‖v_c‖ per wheel goes to ``vc``, its residual ‖A q̇' − v‖
@@ -565,17 +582,17 @@ def kinematic_advance(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
     (status, index of the failing step or −1); on failure q holds the state the failing step started from.
     """
     nq = q.shape[0]
-    rk = np.empty((6, nq))
-    saved = np.empty((md.wheel_frame.shape[0], 7))
-    for k in range(n):
+    for k in range(max(n, 1)):
         st = _solve_at(md, td, cd, kd, ws, q, cmd)
         if st != 0:
             return st, k
         _step_diagnostics(md, kd, ws, vc, diag)
+        if n == 0:
+            break
         if kd.integrator == INTEGRATOR_EULER:
             _euler_step(q, ws.qvel, dt, ws.q_next)  # eq. 2.39
         else:
-            st = _rk4(md, td, cd, kd, ws, q, cmd, dt, rk, saved)
+            st = _rk4(md, td, cd, kd, ws, q, cmd, dt)
             if st != 0:
                 return st, k
         for i in range(nq):
@@ -586,14 +603,11 @@ def kinematic_advance(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
     return 0, -1
 
 
-@njit
 def kinematic_solve(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
-                    q: NDArray, cmd: NDArray, vc: NDArray) -> tuple:
+                    q: NDArray, cmd: NDArray, vc: NDArray) -> tuple[int, float]:
     """One velocity solve at q for command row ``cmd`` (``Simulator.velocity``): the result in ws, ‖v_c‖ per
-    wheel in ``vc``; returns (status, ‖A q̇' − v‖)."""
-    st = _solve_at(md, td, cd, kd, ws, q, cmd)
-    if st != 0:
-        return st, np.nan
+    wheel in ``vc``; returns (status, ‖A q̇' − v‖).  :func:`kinematic_advance` with no step (a kernel of its
+    own would add a full compile of the step to the engine's cold compile)."""
     diag = np.zeros(2)
-    _step_diagnostics(md, kd, ws, vc, diag)
-    return 0, diag[0]
+    st, _ = kinematic_advance(md, td, cd, kd, ws, q, cmd, 0, 0.0, vc, diag)
+    return (int(st), np.nan) if st != 0 else (0, float(diag[0]))
