@@ -19,11 +19,13 @@ Speed, Zoë on the thesis rough terrains at Δt = 0.04 s, one core of this proje
 step with the sampled collision search (≈ 8,000× real time; ~3.5 µs of it the search; the thesis author's
 C++ library on the same machines and terrains: 3,740×).  The per-row work runs in ``_nrt=False`` kernels (no
 reference counting of the workspace's arrays per call) with Alg. 1, Alg. 2 and the controller inlined; a
-step allocates nothing (enhanced kinematics and RK4 included: their scratch is in the workspace).
+step allocates nothing (enhanced kinematics and RK4 included: their scratch, :class:`KinematicScratch`, is
+made once per rollout or advance call).
 
-Cold compile: the step calls the collision search with the argument types the dynamic step and the Python
-contact query use (``n_samples`` a run-time int, the method left out), so the whole package compiles the
-search — its largest kernel — once.
+Cold compile: the step calls the collision search — the package's largest kernel — with the default sample
+count and method as constants (numba then drops the other search and folds the sample tables: ~2 % of the
+step, measured against a run-time count); the Python contact query calls the same specialization
+(``collision._wheel_contacts_default``), so the kinematic engine compiles the search once.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
 from wmr_dynamics.compiled import controllers as _ctl
-from wmr_dynamics.compiled.collision import N_SAMPLES, wheel_contacts_kernel
+from wmr_dynamics.compiled.collision import METHOD_SAMPLED, N_SAMPLES, wheel_contacts_kernel
 from wmr_dynamics.compiled.controllers import ControllerData
 from wmr_dynamics.compiled.data import ModelData, TerrainData
 from wmr_dynamics.compiled.linalg import least_squares
@@ -95,9 +97,17 @@ class KinematicWorkspace(NamedTuple):
     dz_pred: NDArray  # (nw,) Δz predicted one Baumgarte horizon ahead, m
     row_weight: NDArray  # (nw, 2) each wheel's (slip-row, normal-row) weight in eq. 2.38 (contact_set)
     body: NDArray  # (4, 6): body force f_b (eq. 2.44), body slip (eq. 2.50), [com (m), mass (kg), margin (m)]
-    enhanced: EnhancedWork  # scratch of the body force, composite inertia and rollover margin (thesis §2.3)
-    rk: NDArray  # (6, nq) RK4 work: the stage state, k1…k4, the step's own q̇' (_rk4)
-    rk_saved: NDArray  # (nw, 7) RK4 work: each wheel's contact set, row weights, Δz and contact point (_rk4)
+
+
+class KinematicScratch(NamedTuple):
+    """Scratch of the enhanced and RK4 steps, made once per rollout / advance call (:func:`kinematic_scratch`),
+    so that their steps allocate nothing.  Not a part of :class:`KinematicWorkspace`: numba passes the
+    workspace by value to every non-inlined kernel of the plain step, and 14 more arrays in it made the
+    plain kinematic step 2–6 % slower (measured)."""
+
+    enhanced: EnhancedWork  # the body force's composite inertia and the rollover margin's hull (thesis §2.3)
+    rk: NDArray  # (6, nq) RK4: the stage state, k1…k4, the step's own q̇' (_rk4)
+    rk_saved: NDArray  # (nw, 7) RK4: each wheel's contact set, row weights, Δz and contact point (_rk4)
 
 
 class KinematicsData(NamedTuple):
@@ -108,7 +118,6 @@ class KinematicsData(NamedTuple):
     enhanced: bool  # apply the body slip (eqs. 2.44–2.52)
     margin: bool  # compute the rollover margin (ws.body[2, 4])
     integrator: int  # INTEGRATOR_EULER (eq. 2.39) or INTEGRATOR_RK4
-    n_samples: int = N_SAMPLES  # coarse samples of the collision search (as DynamicsData.n_samples)
 
 
 @njit
@@ -123,23 +132,29 @@ def kinematic_workspace(md: ModelData) -> KinematicWorkspace:
                               z((3, n)), z((nr, n)), z(nr), np.zeros(n, dtype=np.bool_), z(n),
                               np.zeros(n, dtype=np.int64), z((n, n)), z(nr), z(n), z(n),
                               z(max(md.actuated_frames.shape[0], 1)), z(nf + 6), np.ones(nw, dtype=np.bool_),
-                              z(nw), np.ones((nw, 2)), z((4, 6)), enhanced_work(nw), z((6, nf + 6)), z((nw, 7)))
+                              z(nw), np.ones((nw, 2)), z((4, 6)))
+
+
+@njit
+def kinematic_scratch(md: ModelData) -> KinematicScratch:
+    """Allocate a :class:`KinematicScratch` for the model (once per rollout or advance call)."""
+    nw = md.wheel_frame.shape[0]
+    return KinematicScratch(enhanced_work(nw), np.zeros((6, md.parent.shape[0] + 6)), np.zeros((nw, 7)))
 
 
 @njit(inline="always")
-def _evaluate(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray, sigma: float, n_samples: int,
+def _evaluate(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray, sigma: float,
               fk_done: bool) -> int:
-    """FK (Alg. 1, unless ``fk_done``), collision (the default sampled search with ``n_samples`` coarse
-    samples), the contact set (advanced one step), [A_wheel; A_joint] (eqs. 2.24, 2.26) and v (eqs.
-    2.35–2.36), each wheel's rows weighted by ``row_weight``."""
+    """FK (Alg. 1, unless ``fk_done``), collision (the default sampled search), the contact set (advanced one
+    step), [A_wheel; A_joint] (eqs. 2.24, 2.26) and v (eqs. 2.35–2.36), each wheel's rows weighted by
+    ``row_weight``."""
     nw = md.wheel_frame.shape[0]
     n = md.parent.shape[0] + 5
     if not fk_done:
         _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)
-    # the method left out (a constant: numba drops the other search) and n_samples a run-time int: the one
-    # specialization the dynamic step and the Python contact query compile too
-    if wheel_contacts_kernel(md, td, ws.T_world, n_samples, ws.points, ws.frames, ws.dz, ws.angle,
-                             ws.lateral) != 0:
+    # sample count and method as constants: the specialization collision._wheel_contacts_default shares
+    if wheel_contacts_kernel(md, td, ws.T_world, N_SAMPLES, ws.points, ws.frames, ws.dz, ws.angle, ws.lateral,
+                             METHOD_SAMPLED) != 0:
         return STATUS_TERRAIN
     for w in range(nw):
         _wheel_jacobian(md.parent, md.jtype, ws.T_world, md.wheel_frame[w], ws.points[w], ws.frames[w],
@@ -203,12 +218,12 @@ def _solve(ws: KinematicWorkspace, n: int, nr: int) -> bool:
 
 @njit(_nrt=False)  # allocation-free: no reference counting of the workspace's arrays per call
 def kinematic_velocity(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray, u: NDArray,
-                       sigma: float, n_samples: int, fk_done: bool = False) -> int:
+                       sigma: float, fk_done: bool = False) -> int:
     """q̇' at state q for the actuated rates u (rad/s or m/s, ``actuated_frames`` order): the result in ws.qvel
     (and Δz, contacts, A, v in ws).  Without body slip: the enhanced model's second solve is :func:`_solve_at`'s.
 
-    ``sigma``: the Baumgarte gain, 1/s.  ``n_samples``: the collision search's coarse samples
-    (``KinematicsData.n_samples``).  ``fk_done``: ws.T_world already holds the forward kinematics of q.  Returns 0,
+    ``sigma``: the Baumgarte gain, 1/s.  ``fk_done``: ws.T_world already holds the forward kinematics of q.
+    The collision search is the default sampled one (``collision.METHOD_SAMPLED``, ``N_SAMPLES``).  Returns 0,
     or STATUS_TERRAIN / STATUS_SINGULAR / STATUS_NONFINITE / STATUS_COMMAND (a non-finite rate in u).
     """
     nf = md.parent.shape[0]
@@ -218,7 +233,7 @@ def kinematic_velocity(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q
     for k in range(md.actuated_frames.shape[0]):
         if not math.isfinite(u[k]):
             return STATUS_COMMAND
-    st = _evaluate(md, td, ws, q, sigma, n_samples, fk_done)
+    st = _evaluate(md, td, ws, q, sigma, fk_done)
     if st != 0:
         return st
     if not _solve_limited(md, ws, q, u, sigma, n, nr):
@@ -243,7 +258,7 @@ def _resolve(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, q: NDArr
 
 @njit(inline="always")
 def _solve_at(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
-              q: NDArray, cmd: NDArray) -> int:
+              sc: KinematicScratch, q: NDArray, cmd: NDArray) -> int:
     """FK, controller and velocity solve at q for command row ``cmd``; enhanced kinematics (``kd.enhanced``):
     solved again with the wheel slips of the body slip predicted from the first solve's motion (eqs.
     2.44–2.52); with ``kd.margin`` the rollover margin of that body force goes to ws.body[2, 4].  Returns a
@@ -251,7 +266,7 @@ def _solve_at(md: ModelData, td: TerrainData, cd: ControllerData, kd: Kinematics
     st = _solve_row(md, td, cd, kd, ws, q, cmd)
     if st != 0 or not (kd.enhanced or kd.margin):
         return st
-    st = _body_slip_and_margin(md, kd, ws, md.wheel_frame.shape[0], md.parent.shape[0] + 5)
+    st = _body_slip_and_margin(md, kd, ws, sc.enhanced, md.wheel_frame.shape[0], md.parent.shape[0] + 5)
     if st != 0 or not kd.enhanced:
         return st
     return _resolve(md, kd, ws, q)
@@ -318,10 +333,11 @@ def velocity_solve(md: ModelData, ws: KinematicWorkspace, q: NDArray, sigma: flo
 
 
 @njit
-def _body_slip_and_margin(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, nw: int, n: int) -> int:
+def _body_slip_and_margin(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, work: EnhancedWork, nw: int,
+                          n: int) -> int:
     """Thesis §2.3 at the solved q̇': the body force f_b (eq. 2.44), the rollover margin of its line of action,
     and (enhanced) the body slip (eqs. 2.45–2.50) turned into the wheels' slip rows of v (eq. 2.52)."""
-    work = ws.enhanced  # preallocated scratch: the step allocates nothing
+    # ``work``: preallocated scratch (KinematicScratch.enhanced): the step allocates nothing
     Ib = work.inertia
     m = _composite_inertia(md.I_spatial, ws.T_world, Ib, work)
     com = ws.body[2, :3]
@@ -391,7 +407,7 @@ def kinematic_step(md: ModelData, td: TerrainData, kd: KinematicsData, ws: Kinem
     Returns:
         0, or a STATUS_* code of :func:`kinematic_velocity`.
     """
-    st = kinematic_velocity(md, td, ws, q, u, kd.sigma, kd.n_samples, False)
+    st = kinematic_velocity(md, td, ws, q, u, kd.sigma, False)
     if st != 0:
         return st
     for j in range(qvel.shape[0]):
@@ -412,7 +428,7 @@ def _solve_row_inline(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
     """FK, controller and the plain velocity solve at q, inlined into an allocation-free caller."""
     _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)
     _controller_rates(md, cd, q, ws.T_world, cmd, ws.u)
-    return kinematic_velocity(md, td, ws, q, ws.u, kd.sigma, kd.n_samples, True)
+    return kinematic_velocity(md, td, ws, q, ws.u, kd.sigma, True)
 
 
 @njit(_nrt=False)
@@ -424,12 +440,12 @@ def _solve_row(md: ModelData, td: TerrainData, cd: ControllerData, kd: Kinematic
 
 @njit
 def _rk4(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
-         q: NDArray, cmd: NDArray, dt: float) -> int:
+         sc: KinematicScratch, q: NDArray, cmd: NDArray, dt: float) -> int:
     """ws.q_next from q and the solve at q in ws by classical Runge–Kutta 4, whose stages solve at their own
     states from the step's contact set without predicting touchdowns (ws.qvel, the set, Δz and the contact
     points of the step's own solve are restored afterwards; ws.A is the last stage's).  Its work arrays are
-    ws.rk (rk[5] keeps the step's own q̇') and ws.rk_saved."""
-    rk, saved = ws.rk, ws.rk_saved
+    sc.rk (rk[5] keeps the step's own q̇') and sc.rk_saved."""
+    rk, saved = sc.rk, sc.rk_saved
     nq = q.shape[0]
     nw = md.wheel_frame.shape[0]
     n = ws.qvel.shape[0]
@@ -452,7 +468,7 @@ def _rk4(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData,
             ws.row_weight[w, 0], ws.row_weight[w, 1] = saved[w, 1], saved[w, 2]
         for j in range(n):
             ws.qvel[j] = 0.0  # no touchdown prediction inside a step
-        st = _solve_at(md, td, cd, kd, ws, rk[0], cmd)
+        st = _solve_at(md, td, cd, kd, ws, sc, rk[0], cmd)
         if st != 0:
             return st
         _state_rate(rk[0], ws.qvel, rk[s + 1])  # k2, k3, k4
@@ -536,11 +552,12 @@ def kinematic_rollout(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
     n = cmds.shape[0] - 1
     nq = q0.shape[0]
     q = q0.copy()
+    sc = kinematic_scratch(md)  # once per rollout: the steps allocate nothing
     for k in range(n + 1):
         for i in range(nq):
             Q[k, i] = q[i]
         if kd.enhanced or kd.margin:
-            st = _solve_at(md, td, cd, kd, ws, q, cmds[k])
+            st = _solve_at(md, td, cd, kd, ws, sc, q, cmds[k])
             if st == 0:
                 _row_diagnostics(md, kd, ws, k, k == n, QV, DZ, CP, VC, RES, ROLL)
         else:
@@ -552,7 +569,7 @@ def kinematic_rollout(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
         if kd.integrator == INTEGRATOR_EULER:
             _euler_step(q, ws.qvel, dt, ws.q_next)  # eq. 2.39
         else:
-            st = _rk4(md, td, cd, kd, ws, q, cmds[k], dt)
+            st = _rk4(md, td, cd, kd, ws, sc, q, cmds[k], dt)
             if st != 0:
                 return st, k
         for i in range(nq):
@@ -582,8 +599,9 @@ def kinematic_advance(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
     (status, index of the failing step or −1); on failure q holds the state the failing step started from.
     """
     nq = q.shape[0]
+    sc = kinematic_scratch(md)  # once per call: the steps allocate nothing
     for k in range(max(n, 1)):
-        st = _solve_at(md, td, cd, kd, ws, q, cmd)
+        st = _solve_at(md, td, cd, kd, ws, sc, q, cmd)
         if st != 0:
             return st, k
         _step_diagnostics(md, kd, ws, vc, diag)
@@ -592,7 +610,7 @@ def kinematic_advance(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
         if kd.integrator == INTEGRATOR_EULER:
             _euler_step(q, ws.qvel, dt, ws.q_next)  # eq. 2.39
         else:
-            st = _rk4(md, td, cd, kd, ws, q, cmd, dt)
+            st = _rk4(md, td, cd, kd, ws, sc, q, cmd, dt)
             if st != 0:
                 return st, k
         for i in range(nq):
