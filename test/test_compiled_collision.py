@@ -18,11 +18,11 @@ from wmr_dynamics.compiled.collision import (
     compiled_wheel_contacts,
     wheel_contacts_kernel,
 )
-from wmr_dynamics.compiled.data import TERRAIN_GRID, TerrainData, model_data
+from wmr_dynamics.compiled.data import TERRAIN_COMPOSITE, TERRAIN_GRID, TerrainData, model_data
 from wmr_dynamics.compiled.terrain import compile_terrain, height_normal
 from wmr_dynamics.errors import TerrainError
 from wmr_dynamics.kinematics import forward_kinematics
-from wmr_dynamics.terrain import Composite, HeightGrid, Plane, Ramp, load_terrain
+from wmr_dynamics.terrain import Box, Composite, HeightGrid, Plane, Ramp, Terrain, load_terrain
 
 ROOT = Path(__file__).resolve().parents[1]
 VEHICLES = sorted(wmr.bundled_vehicles())
@@ -52,10 +52,27 @@ def _states(model, terrain, rng, n):
 
 
 # ---------------------------------------------------------------------------------------------- terrain
-def test_rasterized_ramp_matches_the_analytic_ramp_away_from_its_edges():
-    """A terrain without a compiled kind (here a Ramp inside a Composite) is rasterized at ``spacing``."""
+class _UserRamp(Terrain):
+    """A user's terrain (no exact compiled form): a ramp's height and normal through its public queries."""
+
+    def __init__(self, ramp, bounds=(-1.0, 5.0, -3.0, 3.0)):
+        self.ramp, self._bounds = ramp, bounds
+
+    def height(self, x, y):
+        return self.ramp.height(x, y)
+
+    def normal(self, x, y):
+        return self.ramp.normal(x, y)
+
+    @property
+    def bounds(self):
+        return self._bounds
+
+
+def test_a_user_terrain_is_rasterized_and_matches_the_analytic_ramp_away_from_its_edges():
+    """A terrain without a compiled kind (a user's Terrain subclass) is rasterized at ``spacing``."""
     ramp = Ramp(x_start=1.0, height=0.5, slope_deg=15.0, top_length=1.0, yaw=0.3, origin=(0.5, -0.2))
-    td = compile_terrain(Composite([ramp]), spacing=0.02)
+    td = compile_terrain(_UserRamp(ramp), spacing=0.02)
     assert td.kind == TERRAIN_GRID and td.params[2] == td.params[3] == 0.02
     rng = np.random.default_rng(2)
     s = rng.uniform(-0.5, ramp.s_end + 0.5, 400)
@@ -64,6 +81,8 @@ def test_rasterized_ramp_matches_the_analytic_ramp_away_from_its_edges():
     lat = rng.uniform(-3, 3, s.size)
     c, sn = np.cos(ramp.yaw), np.sin(ramp.yaw)
     xs, ys = ramp.origin[0] + c * s - sn * lat, ramp.origin[1] + sn * s + c * lat
+    inside = (xs > -1.0) & (xs < 5.0) & (ys > -3.0) & (ys < 3.0)
+    xs, ys = xs[inside], ys[inside]
     got = _hn(td, xs, ys)
     np.testing.assert_allclose(got[:, 0], ramp.height(xs, ys), atol=1e-9)
     np.testing.assert_allclose(got[:, 1:], ramp.normal(xs, ys), atol=1e-9)
@@ -72,9 +91,28 @@ def test_rasterized_ramp_matches_the_analytic_ramp_away_from_its_edges():
     assert abs(height_normal(td.kind, td.params, td.grid, x_kink, y_kink)[0] - 0.5) < 0.02 * np.tan(np.radians(15))
 
 
+def test_built_in_composites_are_exact_in_the_step():
+    """Box and Composite of built-in surfaces take their exact kinds (no rasterizing): a composite ramp's kink
+    and a box's vertical edge are where the closed forms put them, to the last digit."""
+    ramp = Ramp(x_start=1.0, height=0.5, slope_deg=15.0, top_length=1.0)
+    td = compile_terrain(Composite([ramp]))
+    assert td.kind == TERRAIN_COMPOSITE
+    t = np.tan(np.radians(15.0))
+    for s in (0.5, 1.0 + 0.25 / t, 1.0 + 0.5 / t):  # flat, mid-incline, the kink at the top
+        assert height_normal(td.kind, td.params, td.grid, s, 0.7)[0] == pytest.approx(min(max((s - 1.0) * t, 0), 0.5),
+                                                                                     abs=1e-12)
+    box = Composite([Plane(), Box(center=(3.0, 0.0), size=(1.0, 0.6), height=0.1)])
+    td = compile_terrain(box)
+    assert td.kind == TERRAIN_COMPOSITE
+    # the face at x = 2.5: the full height just inside, the ground just outside (a 2 cm raster: a ramp between)
+    assert height_normal(td.kind, td.params, td.grid, 2.5 + 1e-9, 0.0)[0] == pytest.approx(0.1, abs=1e-15)
+    assert height_normal(td.kind, td.params, td.grid, 2.5 - 1e-9, 0.0)[0] == pytest.approx(0.0, abs=1e-15)
+    np.testing.assert_array_equal(height_normal(td.kind, td.params, td.grid, 2.5 + 1e-9, 0.0)[1:], [0.0, 0.0, 1.0])
+
+
 def test_unbounded_terrain_without_bounds_is_refused():
     with pytest.raises(TerrainError, match="unbounded"):
-        compile_terrain(Composite([Plane(), Plane(normal=(0.1, 0, 1))]))
+        compile_terrain(_UserRamp(Ramp(), bounds=None))
 
 
 # -------------------------------------------------------------------------------------------- contacts

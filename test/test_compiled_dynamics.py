@@ -18,6 +18,7 @@ import pytest
 
 import wmr_dynamics as wmr
 from wmr_dynamics.actuators import ActuatorModel, PIActuator, TorqueSpeedActuator
+from wmr_dynamics.compiled.data import TERRAIN_BOX
 from wmr_dynamics.contact_models import ContactModel, LinearContact
 from wmr_dynamics.controllers import BodyVelocityController
 from wmr_dynamics.dynamics.force_balance import DynamicsOptions
@@ -205,7 +206,8 @@ def test_engine_choices_and_what_they_run(zoe_model, rough):
     opts = DynamicsOptions.from_config(zoe_model, approximate_bias=True)
     assert Simulator(zoe_model, rough, mode="dynamic", dynamics=opts).engine_used == "compiled"
     box = Box(center=(2.0, 0.0), size=(1.0, 1.0), height=0.1)
-    assert Simulator(zoe_model, box, mode="dynamic").engine_used == "compiled"  # rasterized at 2 cm
+    sim = Simulator(zoe_model, box, mode="dynamic")
+    assert sim.engine_used == "compiled" and sim.compiled.td.kind == TERRAIN_BOX  # exact, not rasterized
     ramp = Ramp(x_start=1.0, height=0.3, slope_deg=10.0)
     assert Simulator(zoe_model, ramp, mode="dynamic").engine_used == "compiled"
     with pytest.raises(ModelError, match="engine 'warp' is not one of"):

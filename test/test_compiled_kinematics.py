@@ -1,5 +1,7 @@
 """The compiled kinematic path (stabilized DAE, Euler) against the Python Simulator it compiles."""
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -7,13 +9,13 @@ import numpy as np
 import pytest
 
 import wmr_dynamics as wmr
-from wmr_dynamics.compiled.data import model_data
+from wmr_dynamics.compiled.data import TERRAIN_BOX, model_data
 from wmr_dynamics.compiled.terrain import compile_terrain, height_normal
 from wmr_dynamics.errors import ModelError
 from wmr_dynamics.kinematics import forward_kinematics
 from wmr_dynamics.scenarios import zoe_rough as zoe
 from wmr_dynamics.simulate import Simulator
-from wmr_dynamics.terrain import Box, HeightGrid, Plane, gaussian_rough_terrain
+from wmr_dynamics.terrain import Box, Composite, HeightGrid, Plane, Steps, gaussian_rough_terrain
 
 
 def both(model, terrain, duration, command, **kw):
@@ -68,13 +70,47 @@ def test_joint_limits_are_hard_stops():
     assert np.all(np.abs(theta) <= 0.35 + 1e-9)
 
 
-def test_rasterized_box_matches_the_analytic_box_away_from_its_edges():
+def test_a_box_is_exact_in_the_step_edges_included():
+    """No rasterizing: the closed form of a box — its height on the closed footprint, the base elsewhere,
+    normals up — holds up to a nanometre from its vertical faces."""
     box = Box(center=(2.0, 0.5), size=(1.0, 2.0), height=0.2)
     td = compile_terrain(box)
-    for x, y in ((2.0, 0.5), (0.5, 0.0), (2.3, 1.2)):
+    assert td.kind == TERRAIN_BOX
+    eps = 1e-9
+    for x, y, h in ((2.0, 0.5, 0.2), (0.5, 0.0, 0.0), (2.3, 1.2, 0.2), (1.5 + eps, 0.0, 0.2), (1.5 - eps, 0.0, 0.0),
+                    (2.0, 1.5 - eps, 0.2), (2.0, 1.5 + eps, 0.0), (2.5 - eps, -0.5 + eps, 0.2)):
         got = height_normal(td.kind, td.params, td.grid, x, y)
-        assert got[0] == pytest.approx(float(box.height(x, y)), abs=1e-9)
-        np.testing.assert_allclose(got[1:], box.normal(x, y), atol=1e-9)
+        assert got == (h, 0.0, 0.0, 1.0)
+
+
+def test_a_box_beside_a_sloped_plane_leaves_the_plane_as_it_is():
+    """A Composite of a sloped plane and a box, driven on the plane away from the box, is the plane: the run is
+    the plane's to the last digit.  (Rasterized over the box's bounds, as the step did before, the plane was
+    clamped flat beyond them: 0.4 m high at x = 10 m where it is 1 m.)"""
+    model = wmr.load_model("zoe")
+    plane = Plane(normal=(-0.1, 0.0, 1.0))  # h = 0.1 x
+    world = Composite([plane, Box(center=(12.0, 0.0), size=(1.0, 1.0), height=0.5)])
+    runs = []
+    for t in (world, plane):
+        sim = Simulator(model, t, dt=0.04)
+        runs.append(sim.run(4.0, (0.5, 0.0), q0=sim.initial_state(xyz=(1.5, 0.0, 0.0), yaw=0.0), progress=False))
+    assert runs[0].q[-1, 6] - runs[0].q[0, 6] == pytest.approx(0.1 * (runs[0].q[-1, 4] - runs[0].q[0, 4]), rel=0.02)
+    np.testing.assert_array_equal(runs[0].q, runs[1].q)
+
+
+@pytest.mark.parametrize("mode", ["kinematic", "dynamic"])
+def test_a_box_as_wide_as_the_world_is_a_step(mode):
+    """Physics oracle for the exact box in the step: a 10 cm box 10 m wide whose face is at x = 2 m is, where the
+    wheels go, the same height field as a single 10 cm step at x = 2 m — so Zoë's run over it (the wheels meet
+    the vertical face and climb it) is the Steps run to the last digit.  (Rasterized at 2 cm, the face was a
+    5:1 ramp and the kinematic runs differed; the dynamic ones did not: their contacts never fell on it.)"""
+    model = wmr.load_model("zoe")
+    box = Composite([Plane(), Box(center=(4.0, 0.0), size=(4.0, 10.0), height=0.1)])  # x in [2, 6] exactly
+    step = Steps(x_start=2.0, step_length=4.0, step_height=0.1, n_steps=1)
+    runs = [Simulator(model, t, mode=mode, dt=0.04).run(8.0, (0.5, 0.0), progress=False) for t in (box, step)]
+    # both axles climbed it: the body rose by the step's height from where it stood (settled) at t = 1 s
+    assert runs[0].q[-1, 6] - runs[0].q[25, 6] == pytest.approx(0.1, abs=2e-3)
+    np.testing.assert_array_equal(runs[0].q, runs[1].q)
 
 
 def test_bad_commands_are_named():
@@ -260,3 +296,30 @@ def test_the_rollout_runs_interpreted_with_numba_disabled_and_gives_the_same_num
     assert runs[0][0] == runs[1][0] == [0, -1]
     for a, b in zip(runs[0][1:], runs[1][1:], strict=True):
         np.testing.assert_allclose(np.array(a), np.array(b), rtol=0, atol=1e-12)
+
+
+def test_the_kinematic_steps_allocate_nothing(tmp_path):
+    """Every scratch array of the kinematic step (plain, enhanced with its composite inertia, body force and
+    rollover-margin hull, RK4) lives in the workspace: a rollout of 110 steps makes as many NRT allocations as
+    one of 10 (numba's allocation counter, NUMBA_NRT_STATS=1 in a fresh process)."""
+    code = (
+        "import numpy as np, wmr_dynamics as wmr\n"
+        "from numba.core.runtime import rtsys\n"
+        "from wmr_dynamics.simulate import Simulator\n"
+        "from wmr_dynamics.terrain import gaussian_rough_terrain\n"
+        "from wmr_dynamics.kinematics.enhanced import SlipParams\n"
+        "m = wmr.load_model('rocky7')\n"
+        "t = gaussian_rough_terrain(rms=0.03, corr_len=0.3, bounds=(-2, 10, -4, 4), seed=1)\n"
+        "slip = SlipParams(p=(-0.1, -0.05, -0.1, -0.05, 0.01, -0.05))\n"
+        "for mode, integ in (('kinematic', 'euler'), ('enhanced', 'euler'), ('enhanced', 'rk4')):\n"
+        "    sim = Simulator(m, t, mode=mode, dt=0.04, slip=slip, integrator=integ)\n"
+        "    counts = []\n"
+        "    for n in (10, 110):\n"
+        "        a = rtsys.get_allocation_stats().alloc\n"
+        "        sim.compiled.rollout(sim.initial_state(), np.tile([0.5, 0.1], (n + 1, 1)), 0.04)\n"
+        "        counts.append(rtsys.get_allocation_stats().alloc - a)\n"
+        "    print(mode, integ, counts[1] - counts[0])\n")
+    env = dict(os.environ, NUMBA_NRT_STATS="1")
+    out = subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=300, capture_output=True,
+                         text=True).stdout.split("\n")
+    assert out[:3] == ["kinematic euler 0", "enhanced euler 0", "enhanced rk4 0"]

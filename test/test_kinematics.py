@@ -423,3 +423,21 @@ def test_driving_up_an_89_degree_wall_predicts_a_tip_over():
     res = Simulator(load_model("landtamer"), Plane(normal=(-np.sin(a), 0.0, np.cos(a))), dt=0.04).run(2.0, (0.5, 0.0))
     s = res.summary()
     assert s["tip_over_predicted"] and s["min_rollover_margin_m"] < -1.0
+
+
+def test_the_support_polygon_is_the_convex_hull_of_scipy():
+    """The rollover margin's support polygon (Andrew's monotone chain into preallocated arrays) against qhull:
+    the same vertices, counter-clockwise, for random contact sets of 3–12 wheels."""
+    from scipy.spatial import ConvexHull
+
+    from wmr_dynamics.kinematics.enhanced import _convex_hull
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        pts = rng.normal(size=(int(rng.integers(3, 13)), 2))
+        order, out = np.zeros(len(pts), dtype=np.int64), np.zeros((2 * len(pts), 2))
+        k = _convex_hull(pts, order, out)
+        ref = pts[ConvexHull(pts).vertices]  # counter-clockwise in 2-D
+        assert k == len(ref)
+        start = int(np.argmin(np.linalg.norm(ref - out[0], axis=1)))
+        np.testing.assert_array_equal(out[:k], np.roll(ref, -start, axis=0))

@@ -184,17 +184,14 @@ class Simulator:
         baumgarte: σ of eqs. 2.35–2.36, 1/s; default 1/dt (its upper bound).
         dynamics: ``DynamicsOptions`` for ``dynamic`` mode (default: from the vehicle YAML); immutable, may
             be shared by any number of simulators.
-        engine: where the step loop runs.  Dynamic mode has one engine (``wmr_dynamics.compiled``): ``"auto"``
+        engine: where the step loop runs.  Every mode runs on one engine (``wmr_dynamics.compiled``): ``"auto"``
             (default) and ``"compiled"`` run the whole simulation in one compiled call; ``"python"``, and any
-            run with a custom controller callable, loop over single compiled steps in Python (Box and
-            Composite terrains are rasterized at 2 cm; a Python contact or actuator model is called back
-            from the compiled step).  Kinematic mode: ``"auto"`` runs on the compiled path when it can —
-            Euler integration, a :class:`BodyVelocityController`, a Plane, HeightGrid, Ramp or Steps terrain
-            — and on the Python path otherwise (enhanced mode, RK4, ...); ``"compiled"`` insists (other
-            terrains rasterized, what it cannot run raises ModelError naming why); ``"python"`` takes the
-            Python path.  The compiled kinematic step does not compute the rollover margin: ``run`` fills it
-            in afterwards on up to 600 states (every one tilted beyond 15°), NaN elsewhere.
-            ``engine_used`` says which runs.
+            run with a custom controller callable, loop over single compiled steps in Python (a Python contact
+            or actuator model is called back from the compiled step).  Built-in terrains are evaluated exactly
+            (Box and Composite included); a terrain with no exact compiled form (a user's ``Terrain``
+            subclass) is rasterized at 2 cm (``compiled.terrain.compile_terrain``).  The plain kinematic run
+            does not compute the rollover margin: ``run`` fills it in afterwards on up to 600 states (every
+            one tilted beyond 15°), NaN elsewhere.  ``engine_used`` says which runs.
     """
 
     def __init__(self, model: WmrModel, terrain: Terrain, mode: str = "kinematic", dt: float = 0.04,

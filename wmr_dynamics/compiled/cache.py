@@ -23,7 +23,7 @@ from wmr_dynamics._jit import cache_dir
 T = TypeVar("T")
 
 #: cold-compile wall time of each part on this project's 2-core machines (s), for the message
-COMPILE_S = {"kinematic": 30, "dynamic": 90, "dynamic-batch": 60}
+COMPILE_S = {"kinematic": 50, "dynamic": 110, "dynamic-batch": 50}  # docs/benchmarks.md, "Install"
 
 
 def _marker(part: str):  # noqa: ANN202

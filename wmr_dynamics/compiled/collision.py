@@ -383,11 +383,23 @@ def compiled_wheel_contacts(model: WmrModel, T_world: NDArray, terrain_data: Ter
     dz, angle, lateral = np.empty(nw), np.empty(nw), np.empty(nw)
     args = (_model_data(model), terrain_data, np.ascontiguousarray(T_world, dtype=float), int(n_samples), points,
             frames, dz, angle, lateral)
-    # the default method left out: the specialization the compiled steps use (one compile, not two)
-    bad = wheel_contacts_kernel(*args) if method == METHOD_SAMPLED else wheel_contacts_kernel(*args, int(method))
+    if n_samples == N_SAMPLES and method == METHOD_SAMPLED:  # the kinematic step's specialization
+        bad = _wheel_contacts_default(*args[:3], *args[4:])
+    else:
+        bad = wheel_contacts_kernel(*args) if method == METHOD_SAMPLED else wheel_contacts_kernel(*args, int(method))
     if bad:
         raise TerrainError(f"terrain returned a non-finite height or normal under wheel {model.wheel_names[bad - 1]}")
     return Contacts(points=points, frames=frames, dz=dz, angle=angle, lateral=lateral)
+
+
+@njit(_nrt=False)
+def _wheel_contacts_default(md: ModelData, td: TerrainData, T_world: NDArray, points: NDArray, frames: NDArray,
+                            dz: NDArray, angle: NDArray, lateral: NDArray) -> int:
+    """:func:`wheel_contacts_kernel` with the default search (``N_SAMPLES``, ``METHOD_SAMPLED``) as constants —
+    the argument types of the kinematic step's call, so the Python contact query (``wheel_contacts``, the
+    start-up's drop onto the terrain) reuses that specialization of the package's largest kernel instead of
+    compiling a second one (measured: ~15 s of the kinematic engine's cold compile)."""
+    return wheel_contacts_kernel(md, td, T_world, N_SAMPLES, points, frames, dz, angle, lateral, METHOD_SAMPLED)
 
 
 _MODEL_DATA: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

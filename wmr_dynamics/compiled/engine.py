@@ -120,11 +120,11 @@ def dynamics_data(model: WmrModel, options, max_halvings: int = 3, owner: object
 
 
 def terrain_data(terrain, exact_only: bool = False) -> TerrainData:  # noqa: ANN001
-    """The terrain for the kernels (``exact_only``: raise NotCompilable rather than rasterize)."""
-    from wmr_dynamics.compiled.terrain import compile_terrain
-    from wmr_dynamics.terrain import HeightGrid, Plane, Ramp, SmoothGrid, Steps
+    """The terrain for the kernels (:func:`~wmr_dynamics.compiled.terrain.compile_terrain`: exact for every
+    built-in surface, rasterized otherwise; ``exact_only``: raise NotCompilable rather than rasterize)."""
+    from wmr_dynamics.compiled.terrain import compile_terrain, has_exact_form
 
-    if exact_only and not isinstance(terrain, (Plane, HeightGrid, SmoothGrid, Ramp, Steps)):
+    if exact_only and not has_exact_form(terrain):
         raise NotCompilable(f"{type(terrain).__name__} terrain would be rasterized for the compiled path")
     return compile_terrain(terrain)
 
@@ -150,8 +150,9 @@ class CompiledDynamics:
     """Compiled dynamic model of one vehicle on one terrain.
 
     Args:
-        model: the vehicle.  terrain: the ground (Plane, HeightGrid, SmoothGrid, Ramp, Steps exactly; other terrains
-            are rasterized at 2 cm, or refused with ``exact_terrain``).  options: ``DynamicsOptions``.
+        model: the vehicle.  terrain: the ground (every built-in surface exactly — Plane, HeightGrid, SmoothGrid,
+            Ramp, Steps, Box, a Composite of them with at most one grid; other terrains are rasterized at 2 cm,
+            or refused with ``exact_terrain``).  options: ``DynamicsOptions``.
         controller: a :class:`BodyVelocityController` (commands are (v, ω) rows), or None: command rows are
             actuated joint rates.
         max_halvings: sub-stepping depth of unconverged steps (``dynamic_step``).
@@ -305,7 +306,7 @@ class CompiledKinematics:
         """Compile (or load from the cache) the kernels with a one-row rollout (a cold compile is announced on
         stderr unless ``quiet``)."""
         if "kinematic" not in _LOADED:
-            from wmr_dynamics.compiled.kinematics import kinematic_advance, kinematic_solve
+            from wmr_dynamics.compiled.kinematics import kinematic_advance
 
             cmds = np.zeros((1, self.n_cmd))
             q0 = self.model.neutral_state()
@@ -315,8 +316,6 @@ class CompiledKinematics:
                 _ignore_model_error(lambda: self.rollout(q0, cmds, 0.01))
                 kinematic_advance(self.md, self.td, self.cd, self.kd, self.workspace(), q0.copy(), cmds[0], 1, 0.01,
                                   np.zeros(nw), np.zeros(2))
-                kinematic_solve(self.md, self.td, self.cd, self.kd, self.workspace(), q0.copy(), cmds[0],
-                                np.zeros(nw))
 
             _cache.compiled("kinematic", run, quiet)
             _LOADED.add("kinematic")

@@ -16,11 +16,16 @@ takes the rows as the actuated rates themselves), :func:`kinematic_velocity` (th
 :mod:`wmr_dynamics.kinematics.dae`).
 
 Speed, Zoë on the thesis rough terrains at Δt = 0.04 s, one core of this project's machines: 5.0 µs per
-step with the sampled collision search (≈ 8,000× real time; ~3.5 µs of it the search), 3.4 µs with
-``method=1``, the fast search of :func:`~wmr_dynamics.compiled.collision.wheel_contacts_kernel` (≈ 11,800×;
-the thesis author's C++ library on the same machines and terrains: 3,740×).  The per-row work runs in
-``_nrt=False`` kernels (no reference counting of the workspace's arrays per call) with Alg. 1, Alg. 2 and
-the controller inlined; the one allocation per step is the state rate inside ``_euler_step``.
+step with the sampled collision search (≈ 8,000× real time; ~3.5 µs of it the search; the thesis author's
+C++ library on the same machines and terrains: 3,740×).  The per-row work runs in ``_nrt=False`` kernels (no
+reference counting of the workspace's arrays per call) with Alg. 1, Alg. 2 and the controller inlined; a
+step allocates nothing (enhanced kinematics and RK4 included: their scratch, :class:`KinematicScratch`, is
+made once per rollout or advance call).
+
+Cold compile: the step calls the collision search — the package's largest kernel — with the default sample
+count and method as constants (numba then drops the other search and folds the sample tables: ~2 % of the
+step, measured against a run-time count); the Python contact query calls the same specialization
+(``collision._wheel_contacts_default``), so the kinematic engine compiles the search once.
 """
 
 from __future__ import annotations
@@ -33,14 +38,21 @@ from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
 from wmr_dynamics.compiled import controllers as _ctl
-from wmr_dynamics.compiled.collision import N_SAMPLES, wheel_contacts_kernel
+from wmr_dynamics.compiled.collision import METHOD_SAMPLED, N_SAMPLES, wheel_contacts_kernel
 from wmr_dynamics.compiled.controllers import ControllerData
 from wmr_dynamics.compiled.data import ModelData, TerrainData
 from wmr_dynamics.compiled.linalg import least_squares
 from wmr_dynamics.kinematics import contact_set as _cs
 from wmr_dynamics.kinematics import fk as _fk
 from wmr_dynamics.kinematics import jacobians as _jac
-from wmr_dynamics.kinematics.enhanced import _body_force, _body_slip, _composite_inertia, _rollover_margin
+from wmr_dynamics.kinematics.enhanced import (
+    EnhancedWork,
+    _body_force,
+    _body_slip,
+    _composite_inertia,
+    _rollover_margin,
+    enhanced_work,
+)
 from wmr_dynamics.kinematics.state import _euler_step, _state_rate
 
 STATUS_TERRAIN, STATUS_SINGULAR, STATUS_NONFINITE, STATUS_COMMAND, STATUS_FREE_FALL = 1, 2, 3, 4, 5
@@ -87,6 +99,17 @@ class KinematicWorkspace(NamedTuple):
     body: NDArray  # (4, 6): body force f_b (eq. 2.44), body slip (eq. 2.50), [com (m), mass (kg), margin (m)]
 
 
+class KinematicScratch(NamedTuple):
+    """Scratch of the enhanced and RK4 steps, made once per rollout / advance call (:func:`kinematic_scratch`),
+    so that their steps allocate nothing.  Not a part of :class:`KinematicWorkspace`: numba passes the
+    workspace by value to every non-inlined kernel of the plain step, and 14 more arrays in it made the
+    plain kinematic step 2–6 % slower (measured)."""
+
+    enhanced: EnhancedWork  # the body force's composite inertia and the rollover margin's hull (thesis §2.3)
+    rk: NDArray  # (6, nq) RK4: the stage state, k1…k4, the step's own q̇' (_rk4)
+    rk_saved: NDArray  # (nw, 7) RK4: each wheel's contact set, row weights, Δz and contact point (_rk4)
+
+
 class KinematicsData(NamedTuple):
     """The kinematic model's settings (built by ``wmr_dynamics.compiled.engine``)."""
 
@@ -112,17 +135,26 @@ def kinematic_workspace(md: ModelData) -> KinematicWorkspace:
                               z(nw), np.ones((nw, 2)), z((4, 6)))
 
 
+@njit
+def kinematic_scratch(md: ModelData) -> KinematicScratch:
+    """Allocate a :class:`KinematicScratch` for the model (once per rollout or advance call)."""
+    nw = md.wheel_frame.shape[0]
+    return KinematicScratch(enhanced_work(nw), np.zeros((6, md.parent.shape[0] + 6)), np.zeros((nw, 7)))
+
+
 @njit(inline="always")
-def _evaluate(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray, sigma: float, fk_done: bool,
-              method: int) -> int:
-    """FK (Alg. 1, unless ``fk_done``), collision, the contact set (advanced one step), [A_wheel; A_joint]
-    (eqs. 2.24, 2.26) and v (eqs. 2.35–2.36), each wheel's rows weighted by ``row_weight``."""
+def _evaluate(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray, sigma: float,
+              fk_done: bool) -> int:
+    """FK (Alg. 1, unless ``fk_done``), collision (the default sampled search), the contact set (advanced one
+    step), [A_wheel; A_joint] (eqs. 2.24, 2.26) and v (eqs. 2.35–2.36), each wheel's rows weighted by
+    ``row_weight``."""
     nw = md.wheel_frame.shape[0]
     n = md.parent.shape[0] + 5
     if not fk_done:
         _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)
+    # sample count and method as constants: the specialization collision._wheel_contacts_default shares
     if wheel_contacts_kernel(md, td, ws.T_world, N_SAMPLES, ws.points, ws.frames, ws.dz, ws.angle, ws.lateral,
-                             method) != 0:
+                             METHOD_SAMPLED) != 0:
         return STATUS_TERRAIN
     for w in range(nw):
         _wheel_jacobian(md.parent, md.jtype, ws.T_world, md.wheel_frame[w], ws.points[w], ws.frames[w],
@@ -186,13 +218,12 @@ def _solve(ws: KinematicWorkspace, n: int, nr: int) -> bool:
 
 @njit(_nrt=False)  # allocation-free: no reference counting of the workspace's arrays per call
 def kinematic_velocity(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray, u: NDArray,
-                       sigma: float, fk_done: bool = False, method: int = 0) -> int:
+                       sigma: float, fk_done: bool = False) -> int:
     """q̇' at state q for the actuated rates u (rad/s or m/s, ``actuated_frames`` order): the result in ws.qvel
     (and Δz, contacts, A, v in ws).  Without body slip: the enhanced model's second solve is :func:`_solve_at`'s.
 
     ``sigma``: the Baumgarte gain, 1/s.  ``fk_done``: ws.T_world already holds the forward kinematics of q.
-    ``method``: the collision search — leave it out for the default (0): numba then compiles the search with
-    the method as a constant and drops the other one (passing it costs the kinematic step ~10 %).  Returns 0,
+    The collision search is the default sampled one (``collision.METHOD_SAMPLED``, ``N_SAMPLES``).  Returns 0,
     or STATUS_TERRAIN / STATUS_SINGULAR / STATUS_NONFINITE / STATUS_COMMAND (a non-finite rate in u).
     """
     nf = md.parent.shape[0]
@@ -202,7 +233,7 @@ def kinematic_velocity(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q
     for k in range(md.actuated_frames.shape[0]):
         if not math.isfinite(u[k]):
             return STATUS_COMMAND
-    st = _evaluate(md, td, ws, q, sigma, fk_done, method)
+    st = _evaluate(md, td, ws, q, sigma, fk_done)
     if st != 0:
         return st
     if not _solve_limited(md, ws, q, u, sigma, n, nr):
@@ -227,7 +258,7 @@ def _resolve(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, q: NDArr
 
 @njit(inline="always")
 def _solve_at(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
-              q: NDArray, cmd: NDArray) -> int:
+              sc: KinematicScratch, q: NDArray, cmd: NDArray) -> int:
     """FK, controller and velocity solve at q for command row ``cmd``; enhanced kinematics (``kd.enhanced``):
     solved again with the wheel slips of the body slip predicted from the first solve's motion (eqs.
     2.44–2.52); with ``kd.margin`` the rollover margin of that body force goes to ws.body[2, 4].  Returns a
@@ -235,7 +266,7 @@ def _solve_at(md: ModelData, td: TerrainData, cd: ControllerData, kd: Kinematics
     st = _solve_row(md, td, cd, kd, ws, q, cmd)
     if st != 0 or not (kd.enhanced or kd.margin):
         return st
-    st = _body_slip_and_margin(md, kd, ws, md.wheel_frame.shape[0], md.parent.shape[0] + 5)
+    st = _body_slip_and_margin(md, kd, ws, sc.enhanced, md.wheel_frame.shape[0], md.parent.shape[0] + 5)
     if st != 0 or not kd.enhanced:
         return st
     return _resolve(md, kd, ws, q)
@@ -302,23 +333,24 @@ def velocity_solve(md: ModelData, ws: KinematicWorkspace, q: NDArray, sigma: flo
 
 
 @njit
-def _body_slip_and_margin(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, nw: int, n: int) -> int:
+def _body_slip_and_margin(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, work: EnhancedWork, nw: int,
+                          n: int) -> int:
     """Thesis §2.3 at the solved q̇': the body force f_b (eq. 2.44), the rollover margin of its line of action,
     and (enhanced) the body slip (eqs. 2.45–2.50) turned into the wheels' slip rows of v (eq. 2.52)."""
-    Ib = np.empty((6, 6))
-    m = _composite_inertia(md.I_spatial, ws.T_world, Ib)
+    # ``work``: preallocated scratch (KinematicScratch.enhanced): the step allocates nothing
+    Ib = work.inertia
+    m = _composite_inertia(md.I_spatial, ws.T_world, Ib, work)
     com = ws.body[2, :3]
     com[0], com[1], com[2] = Ib[2, 4] / m, Ib[0, 5] / m, Ib[1, 3] / m
     ws.body[2, 3] = m
     R = ws.T_world[0]
     _body_force(Ib, R, ws.qvel, md.gravity, ws.body[0])  # eq. 2.44
     if kd.margin:
-        cg = np.empty(3)
-        f = np.empty(3)
+        cg, f = work.cg, work.force
         for a in range(3):
             cg[a] = R[a, 0] * com[0] + R[a, 1] * com[1] + R[a, 2] * com[2] + R[a, 3]
             f[a] = R[a, 0] * ws.body[0, 3] + R[a, 1] * ws.body[0, 4] + R[a, 2] * ws.body[0, 5]
-        ws.body[2, 4] = _rollover_margin(cg, f, ws.points, ws.frames[:, :, 2])
+        ws.body[2, 4] = _rollover_margin(cg, f, ws.points, ws.frames[:, :, 2], work)
     if not kd.enhanced:
         return 0
     if not _body_slip(kd.slip, com, ws.qvel, ws.body[0], ws.body[1]):
@@ -396,7 +428,7 @@ def _solve_row_inline(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
     """FK, controller and the plain velocity solve at q, inlined into an allocation-free caller."""
     _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)
     _controller_rates(md, cd, q, ws.T_world, cmd, ws.u)
-    return kinematic_velocity(md, td, ws, q, ws.u, kd.sigma, True)  # the default collision search, a constant
+    return kinematic_velocity(md, td, ws, q, ws.u, kd.sigma, True)
 
 
 @njit(_nrt=False)
@@ -408,11 +440,12 @@ def _solve_row(md: ModelData, td: TerrainData, cd: ControllerData, kd: Kinematic
 
 @njit
 def _rk4(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
-         q: NDArray, cmd: NDArray, dt: float, rk: NDArray, saved: NDArray) -> int:
+         sc: KinematicScratch, q: NDArray, cmd: NDArray, dt: float) -> int:
     """ws.q_next from q and the solve at q in ws by classical Runge–Kutta 4, whose stages solve at their own
     states from the step's contact set without predicting touchdowns (ws.qvel, the set, Δz and the contact
-    points of the step's own solve are restored afterwards; ws.A is the last stage's).
-    ``rk`` (6, nq) and ``saved`` (nw, 7) are work arrays (rk[5] keeps the step's own q̇')."""
+    points of the step's own solve are restored afterwards; ws.A is the last stage's).  Its work arrays are
+    sc.rk (rk[5] keeps the step's own q̇') and sc.rk_saved."""
+    rk, saved = sc.rk, sc.rk_saved
     nq = q.shape[0]
     nw = md.wheel_frame.shape[0]
     n = ws.qvel.shape[0]
@@ -435,7 +468,7 @@ def _rk4(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData,
             ws.row_weight[w, 0], ws.row_weight[w, 1] = saved[w, 1], saved[w, 2]
         for j in range(n):
             ws.qvel[j] = 0.0  # no touchdown prediction inside a step
-        st = _solve_at(md, td, cd, kd, ws, rk[0], cmd)
+        st = _solve_at(md, td, cd, kd, ws, sc, rk[0], cmd)
         if st != 0:
             return st
         _state_rate(rk[0], ws.qvel, rk[s + 1])  # k2, k3, k4
@@ -519,13 +552,12 @@ def kinematic_rollout(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
     n = cmds.shape[0] - 1
     nq = q0.shape[0]
     q = q0.copy()
-    rk = np.empty((6, nq))
-    saved = np.empty((md.wheel_frame.shape[0], 7))
+    sc = kinematic_scratch(md)  # once per rollout: the steps allocate nothing
     for k in range(n + 1):
         for i in range(nq):
             Q[k, i] = q[i]
         if kd.enhanced or kd.margin:
-            st = _solve_at(md, td, cd, kd, ws, q, cmds[k])
+            st = _solve_at(md, td, cd, kd, ws, sc, q, cmds[k])
             if st == 0:
                 _row_diagnostics(md, kd, ws, k, k == n, QV, DZ, CP, VC, RES, ROLL)
         else:
@@ -537,7 +569,7 @@ def kinematic_rollout(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
         if kd.integrator == INTEGRATOR_EULER:
             _euler_step(q, ws.qvel, dt, ws.q_next)  # eq. 2.39
         else:
-            st = _rk4(md, td, cd, kd, ws, q, cmds[k], dt, rk, saved)
+            st = _rk4(md, td, cd, kd, ws, sc, q, cmds[k], dt)
             if st != 0:
                 return st, k
         for i in range(nq):
@@ -550,14 +582,16 @@ def kinematic_rollout(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
         for w in range(VC.shape[1]):
             VC[n, w] = VC[n - 1, w]
     else:
-        _row_diagnostics(md, kd, ws, 0, False, QV, DZ, CP, VC, RES, ROLL)
+        # n == 0: the one row's q̇' and ‖v_c‖ too (run-time arguments, as in the loop: one specialization)
+        _row_diagnostics(md, kd, ws, n, n > 0, QV, DZ, CP, VC, RES, ROLL)
     return 0, -1
 
 
 @njit
 def kinematic_advance(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
                       q: NDArray, cmd: NDArray, n: int, dt: float, vc: NDArray, diag: NDArray) -> tuple:
-    """Advance q in place by ``n`` steps with one command row ``cmd`` (the stepper's call).
+    """Advance q in place by ``n`` steps with one command row ``cmd`` (the stepper's call); ``n`` = 0: the
+    velocity solve at q alone, q unchanged (:func:`kinematic_solve`).
 
     The contact set carried in ``ws`` continues from the previous call.  The last step's solve stays in
     ``ws`` (q̇' in ws.qvel, Δz, contact points); its ‖v_c‖ per wheel goes to ``vc``, its residual ‖A q̇' − v‖
@@ -565,17 +599,18 @@ def kinematic_advance(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
     (status, index of the failing step or −1); on failure q holds the state the failing step started from.
     """
     nq = q.shape[0]
-    rk = np.empty((6, nq))
-    saved = np.empty((md.wheel_frame.shape[0], 7))
-    for k in range(n):
-        st = _solve_at(md, td, cd, kd, ws, q, cmd)
+    sc = kinematic_scratch(md)  # once per call: the steps allocate nothing
+    for k in range(max(n, 1)):
+        st = _solve_at(md, td, cd, kd, ws, sc, q, cmd)
         if st != 0:
             return st, k
         _step_diagnostics(md, kd, ws, vc, diag)
+        if n == 0:
+            break
         if kd.integrator == INTEGRATOR_EULER:
             _euler_step(q, ws.qvel, dt, ws.q_next)  # eq. 2.39
         else:
-            st = _rk4(md, td, cd, kd, ws, q, cmd, dt, rk, saved)
+            st = _rk4(md, td, cd, kd, ws, sc, q, cmd, dt)
             if st != 0:
                 return st, k
         for i in range(nq):
@@ -586,14 +621,11 @@ def kinematic_advance(md: ModelData, td: TerrainData, cd: ControllerData, kd: Ki
     return 0, -1
 
 
-@njit
 def kinematic_solve(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
-                    q: NDArray, cmd: NDArray, vc: NDArray) -> tuple:
+                    q: NDArray, cmd: NDArray, vc: NDArray) -> tuple[int, float]:
     """One velocity solve at q for command row ``cmd`` (``Simulator.velocity``): the result in ws, ‖v_c‖ per
-    wheel in ``vc``; returns (status, ‖A q̇' − v‖)."""
-    st = _solve_at(md, td, cd, kd, ws, q, cmd)
-    if st != 0:
-        return st, np.nan
+    wheel in ``vc``; returns (status, ‖A q̇' − v‖).  :func:`kinematic_advance` with no step (a kernel of its
+    own would add a full compile of the step to the engine's cold compile)."""
     diag = np.zeros(2)
-    _step_diagnostics(md, kd, ws, vc, diag)
-    return 0, diag[0]
+    st, _ = kinematic_advance(md, td, cd, kd, ws, q, cmd, 0, 0.0, vc, diag)
+    return (int(st), np.nan) if st != 0 else (0, float(diag[0]))

@@ -31,26 +31,35 @@ from wmr_dynamics.errors import TerrainError
 
 def compile_terrain(terrain, spacing: float = 0.02, bounds: tuple | None = None,  # noqa: ANN001
                     margin: float = 0.5) -> TerrainData:
-    """``terrain`` as :class:`TerrainData` for the compiled kernels.
+    """``terrain`` as :class:`TerrainData` for the compiled steps.
 
-    Plane, HeightGrid, Ramp, Steps and SmoothGrid are represented exactly (the grid with ``HeightGrid``'s bilinear
-    cells, clamping outside it and one-sided slopes at its border; SmoothGrid by its spline's knots and
-    coefficients).  Any other terrain (Box, Composite, ...) is
-    rasterized with its ``to_grid`` at ``spacing`` (m) over ``bounds`` (x_min, x_max, y_min, y_max; m; default
-    its own bounds) grown by ``margin`` (m) on every side, so that beyond a feature the clamped grid holds
-    the surroundings' height and not the feature's edge.  Rasterizing turns analytic edges (a box's or a
-    step's vertical face) into bilinear ramps one cell wide; away from edges heights and normals are exact
-    for piecewise-planar surfaces.  Raises TerrainError for a terrain without bounds when none are given.
+    Every built-in surface with an exact compiled form (:func:`exact_terrain_data`: Plane, HeightGrid,
+    SmoothGrid, Ramp, Steps, Box, and a Composite of them with at most one HeightGrid or SmoothGrid) is
+    represented exactly — the same kernel its public ``height``/``normal`` evaluate, so a step sees the
+    surface those queries describe: a box's and a step's vertical faces are jumps in height with upward
+    normals, and the contact search finds the rim point above the edge (thesis eq. 2.8) as it does for Steps.
+
+    Any other terrain — a user's ``Terrain`` subclass (also as a Composite member), a subclass of Box or
+    Composite (it may override ``height``), a Composite of two gridded surfaces — is rasterized with its
+    ``to_grid`` at ``spacing`` (m) over ``bounds`` (x_min, x_max, y_min, y_max; m; default its own bounds)
+    grown by ``margin`` (m) on every side, so that beyond a feature the clamped grid holds the surroundings'
+    height and not the feature's edge.  Rasterizing turns analytic edges into bilinear ramps one cell wide;
+    away from edges heights and normals are exact for piecewise-planar surfaces.  Rasterized rather than
+    called back point by point (``TERRAIN_PYTHON``, what the public contact query ``collision.wheel_contacts``
+    does): a callback leaves compiled code for every one of the ~60 terrain queries per wheel and step (an
+    object-mode round trip each, orders of magnitude slower than the step) and would hold the GIL in the
+    parallel batch rollout.  Raises TerrainError for such a terrain without bounds when none are given.
     """
     from wmr_dynamics.terrain import HeightGrid, Plane, Ramp, SmoothGrid, Steps
 
-    if isinstance(terrain, (Plane, HeightGrid, SmoothGrid, Ramp, Steps)):
-        kind, params, grid = _pack(terrain)  # type: ignore[misc]
-        return TerrainData(kind, params, _readonly(grid))
+    exact_type = isinstance(terrain, (Plane, HeightGrid, SmoothGrid, Ramp, Steps)) or type(terrain) in _builtin_types()
+    if exact_type and has_exact_form(terrain):
+        return exact_terrain_data(terrain)
     b = bounds if bounds is not None else getattr(terrain, "bounds", None)
     if b is None:
-        raise TerrainError(f"{type(terrain).__name__} terrain is unbounded: the compiled path needs a Plane, a "
-                           "HeightGrid, a SmoothGrid, a Ramp, Steps, a bounded terrain to rasterize, or "
+        raise TerrainError(f"{type(terrain).__name__} terrain is unbounded and has no exact compiled form: the "
+                           "compiled path needs a built-in surface (Plane, HeightGrid, SmoothGrid, Ramp, Steps, "
+                           "Box, a Composite of them with at most one grid), a bounded terrain to rasterize, or "
                            "bounds=(x_min, x_max, y_min, y_max)")
     m = float(margin)
     kind, params, grid = _pack(terrain.to_grid(bounds=(b[0] - m, b[1] + m, b[2] - m, b[3] + m), spacing=spacing))
@@ -188,13 +197,13 @@ def height_normal(kind: int, params: NDArray, grid: NDArray, x: float, y: float)
     The kinds a step runs on are inlined; the others are one call (:func:`_other`), so that the kernels which
     inline this function several times (the contact search) compile as fast as before they existed."""
     if kind == TERRAIN_GRID:
-        return _grid(params, grid, x, y)
+        return _grid(params, 0, grid, x, y)
     if kind == TERRAIN_PLANE:
-        return _plane(params, x, y)
+        return _plane(params, 0, x, y)
     if kind == TERRAIN_RAMP:
-        return _ramp(params, x, y)
+        return _ramp(params, 0, x, y)
     if kind == TERRAIN_STEPS:
-        return _steps(params, x, y)
+        return _steps(params, 0, x, y)
     return _other(kind, params, grid, x, y)
 
 
@@ -206,31 +215,31 @@ def _other(kind: int, params: NDArray, grid: NDArray, x: float, y: float) -> tup
     if kind == TERRAIN_PYTHON:
         return _python_terrain(int(params[0]), x, y)
     if kind == TERRAIN_BICUBIC:
-        return _bicubic(params, grid, x, y)
-    return _box(params, x, y)
+        return _bicubic(params, 0, grid, x, y)
+    return _box(params, 0, x, y)
 
 
-@njit
+@njit(inline="always")
 def _composite(p: NDArray, grid: NDArray, x: float, y: float) -> tuple:
     """Composite: the pointwise maximum of its members' heights, and the normal of the first member attaining it.
-    params = (n, then per member: kind, len, its params); ``grid``: its gridded member's."""
+    params = (n, then per member: kind, len, its params); ``grid``: its gridded member's.  Each member reads its
+    params at their offset in ``p`` (a slice per member and query would reference-count the array)."""
     off = 1
     h, nx, ny, nz = -math.inf, 0.0, 0.0, 1.0
     for k in range(int(p[0])):
-        kind, n = int(p[off]), int(p[off + 1])
-        q = p[off + 2:off + 2 + n]
+        kind, n, o = int(p[off]), int(p[off + 1]), off + 2
         if kind == TERRAIN_GRID:
-            hk, ax, ay, az = _grid(q, grid, x, y)
+            hk, ax, ay, az = _grid(p, o, grid, x, y)
         elif kind == TERRAIN_PLANE:
-            hk, ax, ay, az = _plane(q, x, y)
+            hk, ax, ay, az = _plane(p, o, x, y)
         elif kind == TERRAIN_RAMP:
-            hk, ax, ay, az = _ramp(q, x, y)
+            hk, ax, ay, az = _ramp(p, o, x, y)
         elif kind == TERRAIN_STEPS:
-            hk, ax, ay, az = _steps(q, x, y)
+            hk, ax, ay, az = _steps(p, o, x, y)
         elif kind == TERRAIN_BICUBIC:
-            hk, ax, ay, az = _bicubic(q, grid, x, y)
+            hk, ax, ay, az = _bicubic(p, o, grid, x, y)
         else:
-            hk, ax, ay, az = _box(q, x, y)
+            hk, ax, ay, az = _box(p, o, x, y)
         if k == 0 or hk > h:
             h, nx, ny, nz = hk, ax, ay, az
         off += 2 + n
@@ -238,35 +247,35 @@ def _composite(p: NDArray, grid: NDArray, x: float, y: float) -> tuple:
 
 
 @njit(inline="always")
-def _plane(p: NDArray, x: float, y: float) -> tuple:
+def _plane(p: NDArray, o: int, x: float, y: float) -> tuple:
     """Plane n·r = d: h = (d − n_x x − n_y y) / n_z, the normal n."""
-    nx, ny, nz = p[0], p[1], p[2]
-    return (p[3] - nx * x - ny * y) / nz, nx, ny, nz
+    nx, ny, nz = p[o], p[o + 1], p[o + 2]
+    return (p[o + 3] - nx * x - ny * y) / nz, nx, ny, nz
 
 
 @njit(inline="always")
-def _steps(p: NDArray, x: float, y: float) -> tuple:
+def _steps(p: NDArray, o: int, x: float, y: float) -> tuple:
     """Steps: h = k · step_height on step k (clamped to 0 … n_steps) along s, vertical risers, normals up."""
-    s = (x - p[6]) * p[4] + (y - p[7]) * p[5]
-    k = min(max(math.floor((s - p[0]) / p[1]) + 1.0, 0.0), p[3])
-    return k * p[2], 0.0, 0.0, 1.0
+    s = (x - p[o + 6]) * p[o + 4] + (y - p[o + 7]) * p[o + 5]
+    k = min(max(math.floor((s - p[o]) / p[o + 1]) + 1.0, 0.0), p[o + 3])
+    return k * p[o + 2], 0.0, 0.0, 1.0
 
 
 @njit(inline="always")
-def _box(p: NDArray, x: float, y: float) -> tuple:
+def _box(p: NDArray, o: int, x: float, y: float) -> tuple:
     """Box: its height on the (closed) rotated footprint, the base elsewhere; normals up."""
-    dx, dy = x - p[0], y - p[1]
-    u, v = p[2] * dx + p[3] * dy, -p[3] * dx + p[2] * dy
-    return (p[6] if abs(u) <= p[4] and abs(v) <= p[5] else p[7]), 0.0, 0.0, 1.0
+    dx, dy = x - p[o], y - p[o + 1]
+    u, v = p[o + 2] * dx + p[o + 3] * dy, -p[o + 3] * dx + p[o + 2] * dy
+    return (p[o + 6] if abs(u) <= p[o + 4] and abs(v) <= p[o + 5] else p[o + 7]), 0.0, 0.0, 1.0
 
 
 @njit(inline="always")
-def _grid(params: NDArray, grid: NDArray, x: float, y: float) -> tuple:
+def _grid(params: NDArray, o: int, grid: NDArray, x: float, y: float) -> tuple:
     """HeightGrid: the bilinear cell containing (x, y), clamped to the grid outside it with no slope across the
     edge; on a cell edge the gradient of the cell on the +x / +y side."""
     ny_, nx_ = grid.shape[0], grid.shape[1]
-    fx = (x - params[0]) / params[2]  # divided, not multiplied by 1/dx: a product can round a node's 3.0 to
-    fy = (y - params[1]) / params[3]  # 2.9999999999999996, another cell and another normal on its edge
+    fx = (x - params[o]) / params[o + 2]  # divided, not multiplied by 1/dx: a product can round a node's 3.0 to
+    fy = (y - params[o + 1]) / params[o + 3]  # 2.9999999999999996, another cell and another normal on its edge
     cx = min(max(fx, 0.0), nx_ - 1.0)
     cy = min(max(fy, 0.0), ny_ - 1.0)
     i = min(int(cx), nx_ - 2)
@@ -275,25 +284,26 @@ def _grid(params: NDArray, grid: NDArray, x: float, y: float) -> tuple:
     h00, h10, h01, h11 = grid[j, i], grid[j, i + 1], grid[j + 1, i], grid[j + 1, i + 1]
     a, b, c = h10 - h00, h01 - h00, h11 - h01 - h10 + h00
     h = h00 + tx * a + ty * b + tx * ty * c
-    gx = (a + ty * c) * params[4] if fx == cx else 0.0  # clamped direction: no slope
-    gy = (b + tx * c) * params[5] if fy == cy else 0.0
+    gx = (a + ty * c) * params[o + 4] if fx == cx else 0.0  # clamped direction: no slope
+    gy = (b + tx * c) * params[o + 5] if fy == cy else 0.0
     s = math.sqrt(1.0 + gx * gx + gy * gy)
     return h, -gx / s, -gy / s, 1.0 / s
 
 
 @njit(inline="always")
-def _ramp(p: NDArray, x: float, y: float) -> tuple:
-    """Ramp (thesis §2.5.2): flat, incline at tan a, plateau, optional descent, along s = (r − o)·(cos yaw, sin yaw);
-    (h, n) with n from dh/ds."""
-    s = (x - p[9]) * p[7] + (y - p[10]) * p[8]
-    t, top = p[2], p[1]
-    h = min(max((s - p[0]) * t, 0.0), top)
-    dh = t if p[0] <= s < p[3] else 0.0
-    if p[6] > 0.5:
-        h = min(h, min(max((p[5] - s) * t, 0.0), top))
-        if p[4] <= s < p[5]:
+def _ramp(p: NDArray, o: int, x: float, y: float) -> tuple:
+    """Ramp (thesis §2.5.2): flat, incline at tan a, plateau, optional descent, along s = (r − origin)·(cos yaw,
+    sin yaw); (h, n) with n from dh/ds.  Like every kind here it reads its params at offset ``o`` of ``p`` (0, or
+    a Composite member's)."""
+    s = (x - p[o + 9]) * p[o + 7] + (y - p[o + 10]) * p[o + 8]
+    t, top = p[o + 2], p[o + 1]
+    h = min(max((s - p[o]) * t, 0.0), top)
+    dh = t if p[o] <= s < p[o + 3] else 0.0
+    if p[o + 6] > 0.5:
+        h = min(h, min(max((p[o + 5] - s) * t, 0.0), top))
+        if p[o + 4] <= s < p[o + 5]:
             dh -= t
-    gx, gy = dh * p[7], dh * p[8]
+    gx, gy = dh * p[o + 7], dh * p[o + 8]
     n = math.sqrt(1.0 + gx * gx + gy * gy)
     return h, -gx / n, -gy / n, 1.0 / n
 
@@ -308,14 +318,14 @@ def _python_terrain(slot: int, x: float, y: float) -> tuple:
 
 
 @njit(inline="always")
-def _bicubic(p: NDArray, coef: NDArray, x: float, y: float) -> tuple:
+def _bicubic(p: NDArray, o: int, coef: NDArray, x: float, y: float) -> tuple:
     """SmoothGrid: the tensor-product cubic B-spline h = Σ_a Σ_b B_a(y) B_b(x) c[a, b] (knots and coefficients
     as scipy's ``RectBivariateSpline`` builds them, ``TERRAIN_BICUBIC`` params) and its gradient, at (x, y)
     clamped to the spline's rectangle; no slope across a clamped direction (as :class:`HeightGrid`)."""
-    ntx = int(p[4])
-    xc, yc = min(max(x, p[0]), p[1]), min(max(y, p[2]), p[3])
-    lx, bx0, bx1, bx2, bx3, dx0, dx1, dx2, dx3 = _bspline3(p, 6, ntx - 4, xc)
-    ly, by0, by1, by2, by3, dy0, dy1, dy2, dy3 = _bspline3(p, 6 + ntx, int(p[5]) - 4, yc)
+    ntx = int(p[o + 4])
+    xc, yc = min(max(x, p[o]), p[o + 1]), min(max(y, p[o + 2]), p[o + 3])
+    lx, bx0, bx1, bx2, bx3, dx0, dx1, dx2, dx3 = _bspline3(p, o + 6, ntx - 4, xc)
+    ly, by0, by1, by2, by3, dy0, dy1, dy2, dy3 = _bspline3(p, o + 6 + ntx, int(p[o + 5]) - 4, yc)
     bx, dx, by, dy = (bx0, bx1, bx2, bx3), (dx0, dx1, dx2, dx3), (by0, by1, by2, by3), (dy0, dy1, dy2, dy3)
     h = gx = gy = 0.0
     for a in range(4):

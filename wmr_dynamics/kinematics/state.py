@@ -23,6 +23,15 @@ def _state_rate(q: NDArray, qvel: NDArray, out: NDArray) -> None:
     out[1] = 0.5 * (w * wy + z * wx - x * wz)
     out[2] = 0.5 * (w * wz + x * wy - y * wx)
     out[3] = -0.5 * (x * wx + y * wy + z * wz)
+    out[4], out[5], out[6] = _position_rate(q, qvel)
+    for k in range(6, qvel.shape[0]):
+        out[k + 1] = qvel[k]
+
+
+@njit(inline="always")
+def _position_rate(q: NDArray, qvel: NDArray) -> tuple:
+    """The world-frame position rate R(q) v_b of eq. 2.14 (R from the quaternion, normalized on the fly)."""
+    x, y, z, w = q[0], q[1], q[2], q[3]
     n = x * x + y * y + z * z + w * w
     r00 = 1.0 - 2.0 * (y * y + z * z) / n
     r01 = 2.0 * (x * y - z * w) / n
@@ -34,11 +43,7 @@ def _state_rate(q: NDArray, qvel: NDArray, out: NDArray) -> None:
     r21 = 2.0 * (y * z + x * w) / n
     r22 = 1.0 - 2.0 * (x * x + y * y) / n
     vx, vy, vz = qvel[3], qvel[4], qvel[5]
-    out[4] = r00 * vx + r01 * vy + r02 * vz
-    out[5] = r10 * vx + r11 * vy + r12 * vz
-    out[6] = r20 * vx + r21 * vy + r22 * vz
-    for k in range(6, qvel.shape[0]):
-        out[k + 1] = qvel[k]
+    return r00 * vx + r01 * vy + r02 * vz, r10 * vx + r11 * vy + r12 * vz, r20 * vx + r21 * vy + r22 * vz
 
 
 def state_rate(q: NDArray, qvel: NDArray) -> NDArray:
@@ -64,12 +69,12 @@ def _euler_step(q: NDArray, qvel: NDArray, dt: float, out: NDArray) -> None:
     ny = w * dy - x * dz + y * dw + z * dx
     nz = w * dz + x * dy - y * dx + z * dw
     nw = w * dw - x * dx - y * dy - z * dz
-    rate = np.empty(q.shape[0])
-    _state_rate(q, qvel, rate)
+    r4, r5, r6 = _position_rate(q, qvel)  # the rates of eq. 2.14 (as _state_rate), without allocating
     n = np.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
     out[0], out[1], out[2], out[3] = nx / n, ny / n, nz / n, nw / n
-    for k in range(4, q.shape[0]):
-        out[k] = q[k] + rate[k] * dt
+    out[4], out[5], out[6] = q[4] + r4 * dt, q[5] + r5 * dt, q[6] + r6 * dt
+    for k in range(7, q.shape[0]):
+        out[k] = q[k] + qvel[k - 1] * dt
 
 
 def euler_step(q: NDArray, qvel: NDArray, dt: float) -> NDArray:
