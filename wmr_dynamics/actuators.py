@@ -67,7 +67,7 @@ class ActuatorModel(abc.ABC):
     """
 
     name: str = "custom"
-    #: compiled kernel ``kernel(θ̇, u, dt, integral, P, f, df, trial)`` registered in :data:`ACTUATOR_MODELS`
+    #: compiled kernel ``kernel(θ̇, u, dt, integral, P, f, df, state)`` registered in :data:`ACTUATOR_MODELS`
     #: (P = :meth:`kernel_data`), or None: a Python model, called back from the compiled step
     kernel: Callable[..., None] | None = None
     #: True: the dynamics enforces θ̇ = u exactly instead of calling :meth:`evaluate` (§2.4.4)
@@ -311,14 +311,10 @@ class TorqueSpeedActuator(ActuatorModel):
         return P
 
     def evaluate(self, theta, theta_dot, u, dt):
-        td, uu, _ = self._check(theta_dot, u, dt)
+        td, uu, dt = self._check(theta_dot, u, dt)
         n = td.size
-        for a, name in ((self.stall_torque, "stall_torque"), (self.no_load_speed, "no_load_speed"),
-                        (self.gain, "gain"), (self.torque_limit, "torque_limit")):
-            if a.size not in (1, n):
-                raise ModelError(f"torque_speed actuator: parameter '{name}' has {a.size} entries for {n} joints")
-        f, d = np.empty(n), np.zeros((n, n))
-        _torque_speed_kernel(td, uu, self.stall_torque, self.no_load_speed, self.gain, self.torque_limit, f, d)
+        f, d, state = np.empty(n), np.zeros((n, n)), np.zeros(n)
+        torque_speed_actuator_kernel(td, uu, dt, state, self.kernel_data(n), f, d, state)
         return f, d
 
     def __repr__(self) -> str:

@@ -137,7 +137,7 @@ class OnlineSettings:
 
     Attributes:
         p_std: initial standard deviation of every systematic parameter, or None (default): each parameter's
-            own (:attr:`Predictor.prior_std`, e.g. 0.5 for slip, 0.05 s/m for c_rr, 0.1 for a radius scale).
+            own (:attr:`Predictor.prior_std`, e.g. 0.5 for slip, 0.1 for a radius scale; c_rr's from the log).
         s0: initial stochastic parameters (√ of the spectral densities of v_x, v_y (m²/s) and ω_z (rad²/s)).
         s_std: their initial standard deviation.
         process_noise: standard deviation added per interval to each parameter (Q of eq. 3.49, as a fraction
@@ -237,7 +237,6 @@ class OnlineIpem:
         step = Step(iv, fit.r, fit.R_mu, d_m, bool(ok), self.p.copy(), self.s.copy())
         self.history.append(step)
         return step
-
 
     def _step_scale(self, iv: Interval, fit: IntervalFit, dp: NDArray) -> float:
         """Step control of the measurement update: the fraction (1, ½, ¼, …, 0) of the update ``dp`` after which

@@ -165,6 +165,8 @@ class Predictor:
         self._radius = np.array([self.model.wheels[names.index(n)].radius if n in names else 0.0
                                  for n in self.model.actuated_joint_names])  # m; 0 for a steering joint
         self._top_speed = float(np.max(np.abs(self.rates * self._radius), initial=0.0))  # m/s, the fastest wheel
+        ranges = np.array([self._range(n) for n in self.names]).reshape(-1, 3)
+        self._prior_std, self._lo, self._hi = ranges[:, 0], ranges[:, 1], ranges[:, 2]
         mid = 0.5 * (log.joint_t[1:] + log.joint_t[:-1])
         self._imu_k = np.searchsorted(log.imu_t, mid, side="right") - 1  # the IMU sample in effect (−1: none)
         self._cache: dict = {}
@@ -229,17 +231,16 @@ class Predictor:
     @property
     def prior_std(self) -> NDArray:
         """Each parameter's prior standard deviation (:data:`PARAM_RANGE`)."""
-        return np.array([self._range(n)[0] for n in self.names])
+        return self._prior_std
 
     @property
     def bounds(self) -> tuple[NDArray, NDArray]:
         """(lo, hi): each parameter's plausible range (:data:`PARAM_RANGE`)."""
-        return (np.array([self._range(n)[1] for n in self.names]), np.array([self._range(n)[2] for n in self.names]))
+        return self._lo, self._hi
 
     def clip(self, p: NDArray) -> NDArray:
         """``p`` kept inside :attr:`bounds`."""
-        lo, hi = self.bounds
-        return np.clip(np.asarray(p, dtype=float), lo, hi)
+        return np.clip(np.asarray(p, dtype=float), self._lo, self._hi)
 
     def _diffdrive_setup(self) -> None:
         from wmr_dynamics.kinematics import forward_kinematics
