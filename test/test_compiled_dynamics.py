@@ -161,7 +161,8 @@ def test_batch_per_trajectory_contact_parameters(zoe_model, rough, zoe_sim):
     P0, _ = base.kernel_data(zoe_model.num_wheels)
     mus = [0.05, 1.0]
     P = np.repeat(P0[None], 2, axis=0)
-    P[:, :, 4] = np.array(mus)[:, None]  # column 4 = mu (LinearContact)
+    for col in ("mu_x", "mu_y"):  # both axes: mu (LinearContact.COLUMNS)
+        P[:, :, LinearContact.COLUMNS.index(col)] = np.array(mus)[:, None]
     n = 25
     cmds = np.tile([1.0, 0.8], (2, n + 1, 1))
     batch = zoe_sim.rollout_batch(cmds, q0=q0, contact_params=P)

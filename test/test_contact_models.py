@@ -72,7 +72,7 @@ def terra_inputs(model, rng, n, h_range=(0.002, 0.04)):
     sg = np.where(Rw >= 0, 1.0, -1.0)
     W = np.sqrt(Rw ** 2 + model.params["v_eps"] ** 2)
     if model.name == "ding":  # Wong's slip (s >= 0) and skid (s < 0)
-        rho = model.kernel_data()[0][0, _terra.RHO]  # r_s / R_j
+        rho = model.kernel_data()[0][0, _terra.RHO]  # r_s / r
         Vx = sg * np.where(s >= 0, (1 - s) * rho * W, rho * W / (1 + s))
         vx = Vx - Rw
     else:
@@ -191,6 +191,116 @@ def test_linear_coulomb_caps():
             np.testing.assert_allclose(cosang, 1.0, atol=1e-12)
         # friction opposes slip
         assert np.all(f[:, 0] * v[:, 0] <= 1e-12) and np.all(f[:, 1] * v[:, 1] <= 1e-12)
+
+
+# ---- anisotropic piecewise-linear model (C_x ≠ C_y, μ_x ≠ μ_y, eqs. C.5–C.8) --------------------------------
+
+def test_linear_anisotropic_closed_forms():
+    """Separate C_x, C_y below the caps; each axis capped at its own μ f_z (pyramid): a wheel with μ_y < μ_x
+    sliding sideways saturates laterally at μ_y f_z while its longitudinal force is still C_x v_x."""
+    m = LinearContact(kp=1000.0, kd=50.0, c_slip_x=-300.0, c_slip_y=-80.0, mu_x=0.9, mu_y=0.3, c_rr=-5.0)
+    v = np.array([[0.01, 0.02, 0.1], [0.02, 2.0, 0.0], [-3.0, 0.05, 0.0], [0.01, -5.0, 0.0]])
+    Rw, dz = np.array([0.4, 0.0, 0.3, 0.0]), np.full(4, -0.02)
+    f, df_dv, _, df_ddz = m.evaluate(v, Rw, dz)
+    fz = 1000.0 * 0.02 - 50.0 * v[:, 2]
+    np.testing.assert_allclose(f[:, 2], fz)
+    np.testing.assert_allclose(f[0, :2], [-300.0 * 0.01 - 5.0 * 0.4, -80.0 * 0.02])  # C.5, C.6
+    np.testing.assert_allclose(f[1], [-300.0 * 0.02, -0.3 * fz[1], fz[1]])  # lateral cap μ_y f_z (C.8)
+    np.testing.assert_allclose(f[2], [0.9 * fz[2], -80.0 * 0.05, fz[2]])  # longitudinal cap μ_x f_z (C.7)
+    np.testing.assert_allclose(f[3, 1], 0.3 * fz[3])
+    assert df_dv[1, 1, 1] == 0.0 and df_ddz[1, 1] == pytest.approx(0.3 * 1000.0)  # ±μ_y ∂f_z on the capped axis
+    assert df_dv[1, 0, 0] == -300.0 and df_dv[0, 1, 1] == -80.0
+
+
+def test_linear_anisotropic_cone_is_the_friction_ellipse():
+    """friction="cone" with μ_x ≠ μ_y: the slip force scaled onto (f_x/μ_x)² + (f_y/μ_y)² = f_z², its direction
+    kept; inside, untouched; μ_x = μ_y is the circle of C.9."""
+    rng = np.random.default_rng(21)
+    n = 400
+    v = rng.normal(0, 1.0, (n, 3)) * np.array([1, 1, 0.05])
+    Rw, dz = rng.normal(0, 1, n), rng.uniform(-0.03, -0.001, n)
+    m = LinearContact(kp=1000.0, c_slip_x=-150.0, c_slip_y=-60.0, mu_x=0.8, mu_y=0.35, friction="cone")
+    f = m.evaluate(v, Rw, dz)[0]
+    fz = f[:, 2]
+    on = fz > 1e-9
+    fpx, fpy = -150.0 * v[:, 0], -60.0 * v[:, 1]
+    ell = np.hypot(f[:, 0] / 0.8, f[:, 1] / 0.35)
+    assert np.all(ell[on] <= fz[on] * (1 + 1e-12))
+    sat = on & (np.hypot(fpx / 0.8, fpy / 0.35) > fz)
+    assert 100 < sat.sum() < on.sum()
+    np.testing.assert_allclose(ell[sat], fz[sat], rtol=1e-12)
+    np.testing.assert_allclose(f[sat, 0] * fpy[sat] - f[sat, 1] * fpx[sat], 0.0, atol=1e-9)  # parallel to f'
+    assert np.all(f[sat, 0] * fpx[sat] >= 0) and np.all(f[sat, 1] * fpy[sat] >= 0)
+    free = on & ~sat
+    np.testing.assert_allclose(f[free, :2], np.c_[fpx, fpy][free], rtol=1e-12)
+    iso = LinearContact(kp=1000.0, c_slip=-150.0, mu=0.6, friction="cone").evaluate(v, Rw, dz)[0]
+    assert np.all(np.hypot(iso[:, 0], iso[:, 1]) <= 0.6 * iso[:, 2] * (1 + 1e-12))
+
+
+def test_linear_anisotropic_jacobian():
+    rng = np.random.default_rng(22)
+    for friction in ("pyramid", "cone"):
+        m = LinearContact(kp=1000.0, kd=50.0, c_slip_x=-100.0, c_slip_y=-40.0, mu_x=0.9, mu_y=0.4,
+                          friction=friction, c_rr=-5.0)
+        n = 400
+        v, Rw, dz = rng.normal(0, 0.3, (n, 3)), rng.normal(0, 0.5, n), rng.uniform(-0.03, -0.001, n)
+        fz = -1000.0 * dz - 50.0 * v[:, 2]
+        fx, fy = -100.0 * v[:, 0] - 5.0 * Rw, -40.0 * v[:, 1]
+        gap = (np.minimum(np.abs(np.abs(fx) - 0.9 * fz), np.abs(np.abs(fy) - 0.4 * fz)) if friction == "pyramid"
+               else np.abs(np.hypot(fx / 0.9, fy / 0.4) - fz))
+        keep = (fz > 1.0) & (gap > 1e-3)
+        f = m.evaluate(v[keep], Rw[keep], dz[keep])[0]
+        assert (np.abs(f[:, 1]) >= 0.4 * f[:, 2] - 1e-9).sum() > 30 if friction == "pyramid" else True
+        assert_jacobian(m, v[keep], Rw[keep], dz[keep])
+
+
+def test_linear_single_and_per_axis_keys():
+    """The old single keys mean both axes; per-axis keys override one; params keep the shortest form."""
+    rng = np.random.default_rng(23)
+    v, Rw, dz = rng.normal(0, 1.0, (50, 3)) * [1, 1, 0.05], rng.normal(0, 1, 50), rng.uniform(-0.03, -0.001, 50)
+    one = LinearContact(kp=1000.0, c_slip=-90.0, mu=0.7)
+    two = LinearContact(kp=1000.0, c_slip_x=-90.0, c_slip_y=-90.0, mu_x=0.7, mu_y=0.7)
+    for a, b in zip(one.evaluate(v, Rw, dz), two.evaluate(v, Rw, dz), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert one.params["mu"] == 0.7 and one.params["c_slip"] == -90.0 and "mu_x" not in one.params
+    aniso = LinearContact(kp=1000.0, mu=0.8, mu_y=0.3)  # mu_x from mu
+    assert aniso.params["mu_x"] == 0.8 and aniso.params["mu_y"] == 0.3 and "mu" not in aniso.params
+    assert aniso.axis_params() == {"c_slip_x": -100.0, "c_slip_y": -100.0, "mu_x": 0.8, "mu_y": 0.3}
+    assert LinearContact(**aniso.params).axis_params() == aniso.axis_params()  # params rebuild the model
+    m = contact_model_from_config({"model": "linear", "params": {"mu_x": 0.9, "mu_y": 0.4, "c_slip_y": -50.0}},
+                                  [R] * 4, B, mass=30.0)
+    kp = 30 * G / (4 * 0.02)
+    assert m.axis_params() == pytest.approx({"c_slip_x": -0.1 * kp, "c_slip_y": -50.0, "mu_x": 0.9, "mu_y": 0.4})
+    assert m.params["kp"] == pytest.approx(kp)
+    for col, key in enumerate(LinearContact.COLUMNS):
+        if key in m.axis_params():
+            assert m.kernel_data()[0][0, col] == m.axis_params()[key]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(mu=0.5, mu_x=0.4, mu_y=0.3), "parameter 'mu' is given with both 'mu_x' and 'mu_y'"),
+    (dict(c_slip=-1.0, c_slip_x=-2.0, c_slip_y=-3.0), "parameter 'c_slip' is given with both"),
+    (dict(mu_y=-0.1), r"parameter 'mu_y' must be >= 0 \(a friction coefficient"),
+    (dict(c_slip_x=5.0), "parameter 'c_slip_x' must be <= 0"),
+    (dict(mu_x=float("nan")), "parameter 'mu_x' must be finite"),
+    (dict(mu_x=[0.5, 0.6], kp=[1.0, 2.0, 3.0]), "per-wheel parameters have different lengths"),
+])
+def test_linear_bad_axis_parameters(kwargs, match):
+    kwargs = {"kp": 1000.0, **kwargs}
+    with pytest.raises(ModelError, match=match):
+        LinearContact(**kwargs)
+
+
+def test_vehicle_yaml_takes_per_axis_friction_and_option_words():
+    from wmr_dynamics.errors import VehicleConfigError
+    from wmr_dynamics.vehicle_schema import validate
+
+    validate({"contact": {"model": "linear", "params": {"mu_x": 1.0, "mu_y": 0.4, "friction": "cone"}}})
+    validate({"contact": {"model": "ding", "params": {"mean_wheel_load": "actual", "preset": "slope"}}})
+    with pytest.raises(VehicleConfigError, match=r"contact\.params\.mu_y\[1\]: expected a finite number, got None"):
+        validate({"contact": {"model": "linear", "params": {"mu_y": [0.4, None]}}})
+    with pytest.raises(ModelError, match=r"contact: linear contact model: parameter 'mu_y' must be >= 0"):
+        contact_model_from_config({"model": "linear", "params": {"mu_y": -1.0}}, [R] * 4, B, mass=30.0)
 
 
 # ---- Pacejka -----------------------------------------------------------------------------------------------
@@ -390,7 +500,8 @@ def test_ding_closed_form_is_the_triangle_integral():
         assert m.equivalent_radius == pytest.approx(Rj)
         for s in (-0.3, 0.1, 0.5, 0.9):
             for h in (0.004, 0.015):
-                got = m.slip_forces(s, 0.0, h)
+                # h is the R_j circle's sinkage; slip_forces takes the rim's, as Δz is: h − (R_j − r)
+                got = m.slip_forces(s, 0.0, h - (Rj - R))
                 np.testing.assert_allclose([got["f_x"], got["f_z"], got["M_R"]],
                                            triangles(s, h, Rj=Rj, rs=rs), rtol=1e-8, atol=1e-9)
 
@@ -433,6 +544,76 @@ def test_ding_empirical_factors_and_side_force():
     assert np.all(no_bulldoze > fy)
     slope = DingContact(R, B, preset="slope")
     assert slope.params["n0"] == 0.66 and slope.params["c_m"] == 0.214
+
+
+def single_wheel_fd(model, v, Rw, dz, w, h=1e-6):
+    """Central differences of wheel w's force in wheel w's own inputs (the other wheels held)."""
+    def F(dv=None, dR=0.0, dd=0.0):
+        v2, R2, d2 = v.copy(), Rw.copy(), dz.copy()
+        if dv is not None:
+            v2[w] += dv
+        R2[w] += dR
+        d2[w] += dd
+        return model.evaluate(v2, R2, d2)[0][w]
+    Jv = np.stack([(F(dv=h * e) - F(dv=-h * e)) / (2 * h) for e in np.eye(3)], axis=1)
+    return Jv, (F(dR=h) - F(dR=-h)) / (2 * h), (F(dd=h) - F(dd=-h)) / (2 * h)
+
+
+def test_ding_mean_wheel_load_is_the_wheels_actual_mean_normal_force():
+    """mean_wheel_load="actual": W̄ of eq. 16 is the mean of the evaluated wheels' eq.-16 normal forces — the forces
+    equal those with W̄ fixed at that mean (computed independently, per wheel, by slip_forces); one wheel alone
+    carries the mean load (no compensation); each wheel's own derivative holds its share of W̄."""
+    rng = np.random.default_rng(31)
+    m = DingContact(R, B, lug_height=0.01, mean_wheel_load="actual")
+    v, Rw, dz = terra_inputs(m, rng, 4, h_range=(0.004, 0.03))
+    f = m.evaluate(v, Rw, dz)[0]
+    s_beta = [_terra._slip_map(v[w, 0], v[w, 1], Rw[w], m.kernel_data()[0][0]) for w in range(4)]
+    fn = np.array([m.slip_forces(sb[1], sb[4], -dz[w])["f_z"] for w, sb in enumerate(s_beta)])
+    fixed = DingContact(R, B, lug_height=0.01, mean_wheel_load=float(fn.mean()))
+    np.testing.assert_allclose(f, fixed.evaluate(v, Rw, dz)[0], rtol=1e-10, atol=1e-10)
+    assert np.ptp(fn) > 0.3 * fn.mean()  # the wheels' loads differ, so the compensation acts
+    off = DingContact(R, B, lug_height=0.01)  # no compensation
+    assert np.abs(f[:, 0] - off.evaluate(v, Rw, dz)[0][:, 0]).max() > 0.01 * fn.mean()
+    np.testing.assert_allclose(m.evaluate(v[:1], Rw[:1], dz[:1])[0], off.evaluate(v[:1], Rw[:1], dz[:1])[0],
+                               rtol=1e-12, atol=1e-12)
+    # a wheel out of contact carries 0 and counts in the mean: W̄ = (sum of the others)/4
+    dz2 = dz.copy()
+    dz2[3] = 0.05
+    fn2 = fn.copy()
+    fn2[3] = 0.0
+    np.testing.assert_allclose(m.evaluate(v, Rw, dz2)[0][:3],
+                               DingContact(R, B, lug_height=0.01, mean_wheel_load=float(fn2.mean()))
+                               .evaluate(v[:3], Rw[:3], dz2[:3])[0], rtol=1e-10, atol=1e-10)
+    _, dv, dR, dd = m.evaluate(v, Rw, dz)
+    for w in range(4):
+        Jv, JR, Jd = single_wheel_fd(m, v, Rw, dz, w)
+        for an, num in ((dv[w], Jv), (dR[w], JR), (dd[w], Jd)):
+            np.testing.assert_allclose(an, num, rtol=2e-5, atol=2e-5 * np.abs(num).max())
+    with pytest.raises(ModelError, match=r"'mean_wheel_load' must be a load > 0 \(N\), 'actual'"):
+        DingContact(R, B, mean_wheel_load="average")
+
+
+def test_ding_lug_radius_used_for_sinkage_and_wheel_speed():
+    """With lugs, Δz and Rω are the rim's (radius r, what the collision and dynamics give): the soil deforms from
+    θ'_1 = acos((r − z)/R_j) (z = −Δz, Ding et al.), so the lugs bear load before the rim touches (0 < Δz <
+    R_j − r), and the slip ratio is s = 1 − V_x/(r_s ω) with ω = Rω/r."""
+    lug, r = 0.01, R
+    Rj = rs = r + 0.5 * lug
+    m = DingContact(r, B, lug_height=lug, c_p1=0, c_p2=0, c_p3=0, c_m=0, v_eps=1e-9)  # (|Rω| not regularized)
+    omega = 4.0
+    for s in (0.1, 0.4):
+        for z in (-0.002, 0.003, 0.012):  # rim above the soil (lugs only), and sunk
+            Vx = (1 - s) * rs * omega
+            v = np.array([[Vx - r * omega, 0.0, 0.0]])  # v_x = V_x − Rω with Rω = r ω
+            f = m.evaluate(v, np.array([r * omega]), np.array([-z]))[0][0]
+            FDP, FN, _ = triangles(s, z + Rj - r, Rj=Rj, rs=rs)  # the R_j circle sinks by z + R_j − r
+            np.testing.assert_allclose([f[0], f[2]], [FDP, FN], rtol=1e-7)
+            assert f[2] > 0
+    v0 = np.zeros((1, 3))
+    assert m.evaluate(v0, np.array([0.3]), np.array([Rj - r + 1e-6]))[0][0, 2] == 0.0  # lugs clear of the soil
+    assert m.evaluate(v0, np.array([0.3]), np.array([Rj - r - 1e-4]))[0][0, 2] > 0.0
+    smooth = DingContact(r, B, c_p1=0, c_p2=0, c_p3=0, c_m=0)
+    assert smooth.evaluate(v0, np.array([0.3]), np.array([1e-4]))[0][0, 2] == 0.0
 
 
 # ---- all models --------------------------------------------------------------------------------------------
@@ -493,7 +674,7 @@ def test_python_subclass_and_factories():
         assert isinstance(make_contact_model(name, kp=100.0), cls)
     assert isinstance(make_contact_model("ishigami", radius=R, width=B, lookup_table=False), IshigamiContact)
     m = contact_model_from_config({"model": "ding", "params": {"preset": "slope"}}, R, B, mass=30.0, n_wheels=4)
-    assert isinstance(m, DingContact) and m.params["mean_wheel_load"] == pytest.approx(30 * G / 4)
+    assert isinstance(m, DingContact) and m.params["mean_wheel_load"] == "actual"  # the wheels' mean F_N
     assert m.params["kd"] == pytest.approx(30 * G / (4 * 0.02) / 20)  # the "uniform" model's damping
     m = contact_model_from_config({"model": "pacejka"}, [R] * 4, B, mass=30.0)
     assert m.params["kp"] == pytest.approx(30 * G / (4 * 0.02))
@@ -587,3 +768,46 @@ print(json.dumps(out))
         np.testing.assert_allclose(np.array(got[3]), np.array(got[4]), rtol=1e-4, atol=1e-5 * scale, err_msg=m.name)
         scale = np.abs(compiled[2]).max()
         np.testing.assert_allclose(np.array(got[2]), np.array(got[5]), rtol=1e-4, atol=1e-5 * scale, err_msg=m.name)
+
+
+def test_interpreted_new_kernels_give_the_same_results():
+    """The anisotropic linear model, Ding's actual W̄ with lugs and the tilted-box terrain query run as plain
+    Python under NUMBA_DISABLE_JIT=1 and agree with the compiled kernels."""
+    code = r"""
+import json, numpy as np
+from wmr_dynamics.contact_models import *
+from wmr_dynamics.terrain import OrientedBox
+rng = np.random.default_rng(19)
+v = rng.normal(0, 0.4, (4, 3)); Rw = np.array([0.3, -0.4, 0.5, -0.2]); dz = np.array([-0.01, -0.02, -0.005, -0.015])
+models = [LinearContact(1000.0, mu_x=0.5, mu_y=0.2, c_slip_y=-30.0),
+          LinearContact(1000.0, mu_x=0.5, mu_y=0.2, c_slip_y=-30.0, friction="cone"),
+          DingContact(0.09, 0.11, lug_height=0.01, mean_wheel_load="actual")]
+out = [[a.tolist() for a in m.evaluate(v, Rw, dz)] for m in models]
+box = OrientedBox((0.2, -0.1, 0.3), (1.0, 0.7, 0.3), (0.3, -0.4, 0.9))
+x, y = rng.uniform(-0.8, 0.8, 50), rng.uniform(-0.8, 0.8, 50)
+h, n = box.height_normal(x, y)
+print(json.dumps([out, h.tolist(), n.tolist()]))
+"""
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    interp, h_i, n_i = json.loads(r.stdout)
+    from wmr_dynamics.terrain import OrientedBox
+
+    rng = np.random.default_rng(19)
+    v = rng.normal(0, 0.4, (4, 3))
+    Rw, dz = np.array([0.3, -0.4, 0.5, -0.2]), np.array([-0.01, -0.02, -0.005, -0.015])
+    models = [LinearContact(1000.0, mu_x=0.5, mu_y=0.2, c_slip_y=-30.0),
+              LinearContact(1000.0, mu_x=0.5, mu_y=0.2, c_slip_y=-30.0, friction="cone"),
+              DingContact(R, B, lug_height=0.01, mean_wheel_load="actual")]
+    for m, got in zip(models, interp, strict=True):
+        for a, b in zip(m.evaluate(v, Rw, dz), got, strict=True):
+            np.testing.assert_allclose(np.array(b), a, rtol=1e-11, atol=1e-9, err_msg=m.name)
+    f0 = np.array(interp[0][0])
+    assert np.any(np.abs(f0[:, 1]) == 0.2 * f0[:, 2])  # a lateral cap μ_y f_z reached (the capped branch ran)
+    box = OrientedBox((0.2, -0.1, 0.3), (1.0, 0.7, 0.3), (0.3, -0.4, 0.9))
+    x, y = rng.uniform(-0.8, 0.8, 50), rng.uniform(-0.8, 0.8, 50)
+    h, n = box.height_normal(x, y)
+    assert (h > 0).sum() > 10
+    np.testing.assert_array_equal(np.array(h_i), h)
+    np.testing.assert_array_equal(np.array(n_i), n)

@@ -16,6 +16,7 @@ from wmr_dynamics.terrain import (
     Box,
     Composite,
     HeightGrid,
+    OrientedBox,
     Plane,
     Ramp,
     SmoothGrid,
@@ -568,12 +569,148 @@ def test_sdf_model_uri(tmp_path):
         load_sdf_world(tmp_path / "m.sdf")
 
 
-def test_sdf_tilted_box(tmp_path):
-    extra = ("<model name='tilted'><pose>0 0 0 0.3 0 0</pose><link name='l'><collision name='c'><geometry>"
-             "<box><size>1 1 1</size></box></geometry></collision></link></model>")
+def pitched_ramp(theta: float, x0: float = 1.0, length: float = 6.0, width: float = 3.0, thick: float = 0.2):
+    """The centre and rotation of a box whose top face is the ramp h = (x − x0) tan θ for x0 <= x <= x0 + L cos θ
+    (|y| <= width/2): pitched by −θ (its +x end up), the low end buried."""
+    n_top = np.array([-math.sin(theta), 0.0, math.cos(theta)])
+    mid_top = np.array([x0 + 0.5 * length * math.cos(theta), 0.0, 0.5 * length * math.sin(theta)])
+    return mid_top - 0.5 * thick * n_top, (length, width, thick)
+
+
+def box_top_lp(center, rotation, size, x, y):
+    """Independent oracle: the highest z with (x, y, z) inside the box, by linear programming over its six
+    half-spaces n·p <= n·c + a (scipy's HiGHS), or None where the vertical line misses it."""
+    from scipy.optimize import linprog
+
+    A, b = [], []
+    for i in range(3):
+        for sgn in (1.0, -1.0):
+            n = sgn * rotation[:, i]
+            A.append(n)
+            b.append(n @ center + 0.5 * size[i])
+    res = linprog(c=[0.0, 0.0, -1.0], A_ub=np.array(A), b_ub=np.array(b),
+                  bounds=[(x, x), (y, y), (None, None)], method="highs")
+    return None if res.status != 0 else res.x[2]
+
+
+@pytest.mark.parametrize("theta_deg", [-20.0, 10.0, 35.0])
+def test_oriented_box_pitched_top_is_the_plane_and_its_normal(theta_deg):
+    """A box pitched by θ: on its top face the height is the closed-form plane z = c_z + a_z/cos θ − (x − c_x) tan θ
+    with the normal (sin θ, 0, cos θ); beyond the top's raised edge the end face that looks up (slope 90° − |θ|,
+    normal ±(cos θ, 0, −sin θ)); the end that looks down is a jump to the base; outside, the base."""
+    th = math.radians(theta_deg)
+    c, size = np.array([2.0, -1.0, 0.3]), np.array([2.0, 1.0, 0.4])
+    box = OrientedBox(c, size, (0.0, th, 0.0), base=-0.5)
+    ax, az = 0.5 * size[0], 0.5 * size[2]
+    top_lo, top_hi = sorted((c[0] - ax * math.cos(th) + az * math.sin(th),
+                             c[0] + ax * math.cos(th) + az * math.sin(th)))
+    x = np.linspace(top_lo + 1e-6, top_hi - 1e-6, 41)
+    y = np.full_like(x, -1.0 + 0.3)
+    h, n = box.height_normal(x, y)
+    np.testing.assert_allclose(h, c[2] + az / math.cos(th) - (x - c[0]) * math.tan(th), atol=1e-12)
+    np.testing.assert_allclose(n, np.tile([math.sin(th), 0.0, math.cos(th)], (x.size, 1)), atol=1e-15)
+    # the face that looks up: the one at the raised end (+x end for θ < 0, −x end for θ > 0)
+    sgn = -1.0 if th > 0 else 1.0
+    e = sgn * np.array([math.cos(th), 0.0, -math.sin(th)])  # its outward normal, n_z = |sin θ| > 0
+    p_face = c + ax * e
+    edge_top = top_lo if th > 0 else top_hi
+    edge_bottom = (c + ax * e - az * np.array([math.sin(th), 0.0, math.cos(th)]))[0]
+    xf = np.linspace(min(edge_top, edge_bottom) + 1e-6, max(edge_top, edge_bottom) - 1e-6, 9)
+    hf, nf = box.height_normal(xf, np.full_like(xf, -1.0))
+    np.testing.assert_allclose(hf, p_face[2] - e[0] / e[2] * (xf - p_face[0]), atol=1e-10)
+    np.testing.assert_allclose(nf, np.tile(e, (xf.size, 1)), atol=1e-15)
+    # the normals are those of the height field (finite differences), off the edges
+    np.testing.assert_allclose(fd_normal(box, np.r_[x[1:-1], xf[1:-1]], np.full(x.size + xf.size - 4, -1.0)),
+                               np.r_[n[1:-1], nf[1:-1]], atol=1e-6)
+    # the other end looks down: the height drops from the top's lower edge straight to the base
+    low = top_hi if th > 0 else top_lo
+    out = low + (1e-6 if th > 0 else -1e-6)
+    assert box.height(out, -1.0) == -0.5
+    assert box.height(c[0], 2.0) == -0.5 and box.height(c[0], -1.0 + 0.5 + 1e-9) == -0.5   # beside it
+
+
+def test_oriented_box_any_rotation_matches_linear_programming():
+    """Random rotations and points against an independent solver of 'the highest point of the box above (x, y)'."""
+    rng = np.random.default_rng(11)
+    hits = 0
+    for _ in range(6):
+        rpy = rng.uniform(-math.pi, math.pi, 3)
+        c, size = rng.uniform(-1, 1, 3), rng.uniform(0.5, 1.5, 3)
+        box = OrientedBox(c, size, rpy, base=-10.0)
+        pts = c[:2] + rng.uniform(-0.7, 0.7, (40, 2)) * size.max()
+        h = box.height(pts[:, 0], pts[:, 1])
+        for (x, y), hk in zip(pts, h, strict=True):
+            ref = box_top_lp(c, box.rotation, size, x, y)
+            assert (hk == -10.0) if ref is None else hk == pytest.approx(ref, abs=1e-9)
+        hits += (h > -10.0).sum()
+        inside = h > -10.0
+        n = box.normal(pts[inside, 0], pts[inside, 1])
+        np.testing.assert_allclose(np.linalg.norm(n, axis=1), 1.0, atol=1e-14)
+        assert np.all(n[:, 2] > 0.0)
+    assert 60 < hits < 220  # both hits and misses were compared
+
+
+def test_oriented_box_upright_is_the_box():
+    """roll = pitch = 0: an OrientedBox (its own kernel, the slab method) is the Box of height z + lz/2, to the last
+    digit; a Box's own results are unchanged (test_box_heights_and_normals)."""
+    rng = np.random.default_rng(12)
+    ob = OrientedBox((3.0, 0.5, 0.05), (1.0, 0.6, 0.1), (0.0, 0.0, 0.7))
+    b = Box((3.0, 0.5), (1.0, 0.6), 0.1, yaw=0.7)
+    x, y = rng.uniform(2, 4, 2000), rng.uniform(-0.5, 1.5, 2000)
+    for a, bb in zip(ob.height_normal(x, y), b.height_normal(x, y), strict=True):
+        np.testing.assert_array_equal(a, bb)
+    np.testing.assert_allclose(ob.bounds, b.bounds, atol=1e-15)
+    from wmr_dynamics.compiled.data import TERRAIN_BOX, TERRAIN_OBOX
+    from wmr_dynamics.compiled.terrain import compile_terrain
+
+    assert compile_terrain(ob).kind == TERRAIN_OBOX and compile_terrain(b).kind == TERRAIN_BOX  # exact, no raster
+
+
+def test_oriented_box_bad_input():
+    with pytest.raises(TerrainError, match=r"OrientedBox size must be positive"):
+        OrientedBox((0, 0, 0), (1, -1, 1))
+    with pytest.raises(TerrainError, match=r"OrientedBox center must be 3 finite numbers"):
+        OrientedBox((0, 0), (1, 1, 1))
+    with pytest.raises(TerrainError, match=r"give rpy or rotation, not both"):
+        OrientedBox((0, 0, 0), (1, 1, 1), (0, 0, 0), rotation=np.eye(3))
+    with pytest.raises(TerrainError, match=r"rotation must be a rotation matrix"):
+        OrientedBox((0, 0, 0), (1, 1, 1), rotation=np.diag([1.0, 1.0, -1.0]))
+
+
+def test_sdf_tilted_boxes_load_as_oriented_boxes(tmp_path):
+    """Gazebo ramps: a box whose <pose> pitches it (here split over the model, link and collision poses) loads as
+    the box's top surface — the closed-form ramp plane and normal — and a rolled box's top tilts sideways."""
+    th = math.radians(12.0)
+    c, size = pitched_ramp(th, x0=1.0, length=4.0, width=2.0, thick=0.2)
+    extra = (f"<model name='ramp'><pose>{c[0] - 0.5} {c[1]} {c[2]} 0 0 0</pose><link name='l'>"
+             f"<pose>0.5 0 0 0 {-th / 2} 0</pose><collision name='c'><pose>0 0 0 0 {-th / 2} 0</pose><geometry>"
+             f"<box><size>{size[0]} {size[1]} {size[2]}</size></box></geometry></collision></link></model>"
+             "<model name='bank'><pose>6 6 0.5 0.2 0 0</pose><link name='l'><collision name='c'><geometry>"
+             "<box><size>2 2 0.2</size></box></geometry></collision></link></model>")
     (tmp_path / "t.sdf").write_text(SDF.format(extra=extra))
-    with pytest.raises(TerrainError, match=r"t\.sdf.*tilted.*roll=0\.3.*only yaw"):
-        load_sdf_world(tmp_path / "t.sdf")
+    t = load_sdf_world(tmp_path / "t.sdf")
+    assert sum(isinstance(m, OrientedBox) for m in t.surfaces) == 2
+    x = np.linspace(1.2, 1.0 + 4.0 * math.cos(th) - 0.2, 15)
+    h, n = t.height_normal(x, np.full_like(x, -0.5))  # (y = -0.5: beside the SDF's box b1)
+    np.testing.assert_allclose(h, (x - 1.0) * math.tan(th), atol=1e-12)
+    np.testing.assert_allclose(n, np.tile([-math.sin(th), 0.0, math.cos(th)], (x.size, 1)), atol=1e-12)
+    assert t.height(0.5, -0.5) == pytest.approx(-0.2)  # the ground plane before the ramp (its low end is buried)
+    # roll 0.2: the top normal R_x(0.2) e_z = (0, −sin 0.2, cos 0.2), the top through (6, 6, 0.5) + 0.1 n
+    hb, nb = t.height_normal(6.3, 6.4)
+    top = np.array([6.0, 6.0, 0.5]) + 0.1 * np.array([0.0, -math.sin(0.2), math.cos(0.2)])
+    assert hb == pytest.approx(top[2] + math.tan(0.2) * (6.4 - top[1]), abs=1e-12)
+    np.testing.assert_allclose(nb, [0.0, -math.sin(0.2), math.cos(0.2)], atol=1e-12)
+    # a tilted plane's normal is rotated too; a tilted heightmap is refused, naming it
+    tilt = ("<model name='slope'><pose>0 0 0 0 -0.1 0</pose><link name='l'><collision name='c'><geometry>"
+            "<plane><normal>0 0 1</normal></plane></geometry></collision></link></model>")
+    (tmp_path / "p.sdf").write_text(SDF.format(extra=tilt))
+    assert load_sdf_world(tmp_path / "p.sdf").height(10.0, 0.0) == pytest.approx(10.0 * math.tan(0.1), abs=1e-12)
+    hm = ("<model name='hm'><pose>0 0 0 0.1 0 0</pose><link name='l'><collision name='c'><geometry><heightmap>"
+          "<uri>hm.npy</uri><size>4 2 1</size></heightmap></geometry></collision></link></model>")
+    np.save(tmp_path / "hm.npy", np.zeros((2, 2)))
+    (tmp_path / "h.sdf").write_text(SDF.format(extra=hm))
+    with pytest.raises(TerrainError, match=r"h\.sdf.*model 'hm'.*tilted heightmap.*not supported"):
+        load_sdf_world(tmp_path / "h.sdf")
 
 
 def test_sdf_malformed_xml(tmp_path):

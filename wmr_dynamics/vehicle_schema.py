@@ -113,6 +113,13 @@ def scalar_or_vector(path: str, v: Any) -> None:
         number()(path, v)
 
 
+def contact_param(path: str, v: Any) -> None:
+    """A contact-model parameter: a number, a list of numbers (one per wheel) or a word (an option such as
+    ``friction: cone``; the contact model checks its values and names the valid ones)."""
+    if not isinstance(v, str):
+        scalar_or_vector(path, v)
+
+
 GAIN = number(0.0, 1e12)
 #: a joint row's model (eq. 2.74): a registered joint model and its parameters (the model checks their ranges)
 _JOINT_PARAMS = {p: number() for e in JOINT_MODELS.entries for p in JOINT_MODELS.parameters(e.name)[0]}
@@ -129,7 +136,7 @@ SCHEMA = record({
     "joint_springs": mapping_of(record({**_JOINT_PARAMS, "model": one_of(*JOINT_MODELS.names), "stiffness": GAIN,
                                         "damping": GAIN, "rest": number(-1e3, 1e3)})),
     "contact": record({"model": one_of(*CONTACT_MODELS.names),
-                       "params": mapping_of(scalar_or_vector)}),
+                       "params": mapping_of(contact_param)}),
     "actuators": record({"model": text}, open_=True),
     "controller": record({"type": text}, open_=True),
     "cg_offset": vector(2, number(-10.0, 10.0, "m")),

@@ -187,8 +187,9 @@ class Predictor:
         par = dict(zip(self.names, np.asarray(p, dtype=float), strict=True))
         out = dict(self.contact_base)  # radius_scale and the sensor offset are not contact constants
         for name, v in par.items():
-            if name.startswith("log_"):
-                out[name[4:]] = out[name[4:]] * math.exp(v)
+            if name.startswith("log_"):  # c_slip, mu: both axes where the model has separate ones (anisotropy kept)
+                for key in [k for k in (name[4:], f"{name[4:]}_x", f"{name[4:]}_y") if k in out]:
+                    out[key] = out[key] * math.exp(v)
             elif name == "c_rr":
                 out["c_rr"] = -abs(v)
         return out

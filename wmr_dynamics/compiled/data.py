@@ -25,6 +25,7 @@ TERRAIN_PYTHON = 5  # params = (slot,): a Terrain written in Python, called back
 TERRAIN_BOX = 6  # params = (c_x, c_y, cos yaw, sin yaw, l_x / 2, l_y / 2, height, base)
 # params = (n, then per member: kind, len, its len params); grid = the one gridded member's (Composite)
 TERRAIN_COMPOSITE = 7
+TERRAIN_OBOX = 8  # params = (c_x, c_y, c_z, R (3×3, row-major), a_x, a_y, a_z (half sizes), base): OrientedBox
 
 
 class ModelData(NamedTuple):

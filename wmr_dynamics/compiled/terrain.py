@@ -20,6 +20,7 @@ from wmr_dynamics.compiled.data import (
     TERRAIN_BOX,
     TERRAIN_COMPOSITE,
     TERRAIN_GRID,
+    TERRAIN_OBOX,
     TERRAIN_PLANE,
     TERRAIN_PYTHON,
     TERRAIN_RAMP,
@@ -34,7 +35,7 @@ def compile_terrain(terrain, spacing: float = 0.02, bounds: tuple | None = None,
     """``terrain`` as :class:`TerrainData` for the compiled steps.
 
     Every built-in surface with an exact compiled form (:func:`exact_terrain_data`: Plane, HeightGrid,
-    SmoothGrid, Ramp, Steps, Box, and a Composite of them with at most one HeightGrid or SmoothGrid) is
+    SmoothGrid, Ramp, Steps, Box, OrientedBox, and a Composite of them with at most one HeightGrid or SmoothGrid) is
     represented exactly — the same kernel its public ``height``/``normal`` evaluate, so a step sees the
     surface those queries describe: a box's and a step's vertical faces are jumps in height with upward
     normals, and the contact search finds the rim point above the edge (thesis eq. 2.8) as it does for Steps.
@@ -59,8 +60,8 @@ def compile_terrain(terrain, spacing: float = 0.02, bounds: tuple | None = None,
     if b is None:
         raise TerrainError(f"{type(terrain).__name__} terrain is unbounded and has no exact compiled form: the "
                            "compiled path needs a built-in surface (Plane, HeightGrid, SmoothGrid, Ramp, Steps, "
-                           "Box, a Composite of them with at most one grid), a bounded terrain to rasterize, or "
-                           "bounds=(x_min, x_max, y_min, y_max)")
+                           "Box, OrientedBox, a Composite of them with at most one grid), a bounded terrain to "
+                           "rasterize, or bounds=(x_min, x_max, y_min, y_max)")
     m = float(margin)
     kind, params, grid = _pack(terrain.to_grid(bounds=(b[0] - m, b[1] + m, b[2] - m, b[3] + m), spacing=spacing))
     return TerrainData(kind, params, _readonly(grid))
@@ -74,7 +75,7 @@ _QUERY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def _pack(terrain) -> tuple | None:  # noqa: ANN001
     """(kind, params, grid) of the exact compiled form of a built-in surface (see the TERRAIN_* kinds), or None:
     a Composite with a member that has none (a user's terrain) or with two gridded members (one grid array)."""
-    from wmr_dynamics.terrain import Box, Composite, HeightGrid, Plane, Ramp, SmoothGrid, Steps
+    from wmr_dynamics.terrain import Box, Composite, HeightGrid, OrientedBox, Plane, Ramp, SmoothGrid, Steps
 
     t = terrain
     if isinstance(t, SmoothGrid):
@@ -93,6 +94,8 @@ def _pack(terrain) -> tuple | None:  # noqa: ANN001
     if isinstance(t, Steps):
         return (TERRAIN_STEPS, np.array([t.x_start, t.step_length, t.step_height, float(t.n_steps), t._dir[0],
                                          t._dir[1], *t.origin]), _NO_GRID)
+    if isinstance(t, OrientedBox):
+        return TERRAIN_OBOX, np.array([*t.center, *t.rotation.ravel(), *(0.5 * t.size), t.base]), _NO_GRID
     if isinstance(t, Box):
         return (TERRAIN_BOX, np.array([*t.center, math.cos(t.yaw), math.sin(t.yaw), 0.5 * t.size[0],
                                        0.5 * t.size[1], t.box_height, t.base]), _NO_GRID)
@@ -168,9 +171,9 @@ def has_exact_form(terrain) -> bool:  # noqa: ANN001
 
 
 def _builtin_types() -> tuple:
-    from wmr_dynamics.terrain import Box, Composite, HeightGrid, Plane, Ramp, SmoothGrid, Steps
+    from wmr_dynamics.terrain import Box, Composite, HeightGrid, OrientedBox, Plane, Ramp, SmoothGrid, Steps
 
-    return Plane, HeightGrid, SmoothGrid, Ramp, Steps, Box, Composite
+    return Plane, HeightGrid, SmoothGrid, Ramp, Steps, Box, OrientedBox, Composite
 
 
 def _remember(cache: weakref.WeakKeyDictionary, terrain, td: TerrainData | None) -> None:  # noqa: ANN001
@@ -209,14 +212,16 @@ def height_normal(kind: int, params: NDArray, grid: NDArray, x: float, y: float)
 
 @njit
 def _other(kind: int, params: NDArray, grid: NDArray, x: float, y: float) -> tuple:
-    """:func:`height_normal` of a composite, a Python terrain, a bicubic spline or a box."""
+    """:func:`height_normal` of a composite, a Python terrain, a bicubic spline, a box or an oriented box."""
     if kind == TERRAIN_COMPOSITE:
         return _composite(params, grid, x, y)
     if kind == TERRAIN_PYTHON:
         return _python_terrain(int(params[0]), x, y)
     if kind == TERRAIN_BICUBIC:
         return _bicubic(params, 0, grid, x, y)
-    return _box(params, 0, x, y)
+    if kind == TERRAIN_BOX:
+        return _box(params, 0, x, y)
+    return _obox(params, 0, x, y)
 
 
 @njit(inline="always")
@@ -238,8 +243,10 @@ def _composite(p: NDArray, grid: NDArray, x: float, y: float) -> tuple:
             hk, ax, ay, az = _steps(p, o, x, y)
         elif kind == TERRAIN_BICUBIC:
             hk, ax, ay, az = _bicubic(p, o, grid, x, y)
-        else:
+        elif kind == TERRAIN_BOX:
             hk, ax, ay, az = _box(p, o, x, y)
+        else:
+            hk, ax, ay, az = _obox(p, o, x, y)
         if k == 0 or hk > h:
             h, nx, ny, nz = hk, ax, ay, az
         off += 2 + n
@@ -267,6 +274,39 @@ def _box(p: NDArray, o: int, x: float, y: float) -> tuple:
     dx, dy = x - p[o], y - p[o + 1]
     u, v = p[o + 2] * dx + p[o + 3] * dy, -p[o + 3] * dx + p[o + 2] * dy
     return (p[o + 6] if abs(u) <= p[o + 4] and abs(v) <= p[o + 5] else p[o + 7]), 0.0, 0.0, 1.0
+
+
+@njit(inline="always")
+def _obox(p: NDArray, o: int, x: float, y: float) -> tuple:
+    """OrientedBox (a box tilted by roll/pitch, e.g. an SDF ramp): the top of the solid box where the vertical line
+    through (x, y) meets it, the base elsewhere.  params = (c_x, c_y, c_z, R row-major (9), half sizes a_x, a_y,
+    a_z, base): the box {c + R u : |u_i| <= a_i}, R its rotation (world from box axes).
+
+    The line r(t) = (x, y, c_z + t) is, in box coordinates, u(t) = p0 + t d with p0 = Rᵀ(x − c_x, y − c_y, 0)
+    and d = Rᵀ e_z (the third row of R).  Each axis bounds t to a slab [(−a_i − p0_i)/d_i, (a_i − p0_i)/d_i]
+    (sorted), or, for an axis perpendicular to z (|d_i| < 1e-12: a vertical pair of faces), requires
+    |p0_i| <= a_i (Kay & Kajiya's slab method).  The line meets the box iff the slabs overlap, t_lo <= t_hi; the
+    height is c_z + t_hi, the exit through the face i that set t_hi, whose outward normal sgn(d_i) R e_i points
+    up (n_z = |d_i| > 0) and is the normalized (−∂h/∂x, −∂h/∂y, 1) of that face's plane.  A box's faces that look
+    down are jumps in height, as a :class:`Box`'s vertical faces are."""
+    dx, dy = x - p[o], y - p[o + 1]
+    t_lo, t_hi, face, sgn = -math.inf, math.inf, 0, 1.0
+    for i in range(3):
+        p0 = p[o + 3 + i] * dx + p[o + 6 + i] * dy  # (Rᵀ (dx, dy, 0))_i
+        di, a = p[o + 9 + i], p[o + 12 + i]
+        if abs(di) < 1e-12:  # faces i vertical: inside their slab or not at all
+            if abs(p0) > a:
+                return p[o + 15], 0.0, 0.0, 1.0
+            continue
+        ta, tb = (-a - p0) / di, (a - p0) / di
+        lo, hi = (ta, tb) if ta <= tb else (tb, ta)
+        if lo > t_lo:
+            t_lo = lo
+        if hi < t_hi:
+            t_hi, face, sgn = hi, i, (1.0 if di > 0.0 else -1.0)
+    if t_lo > t_hi:
+        return p[o + 15], 0.0, 0.0, 1.0
+    return p[o + 2] + t_hi, sgn * p[o + 3 + face], sgn * p[o + 6 + face], sgn * p[o + 9 + face]
 
 
 @njit(inline="always")

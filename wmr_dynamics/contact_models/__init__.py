@@ -62,8 +62,8 @@ def contact_model_from_config(cfg: dict | None, wheel_radius: ArrayLike, wheel_w
             ``params`` sets ``radius`` / ``width``.
         mass: total vehicle mass, kg.  With it, a linear or Pacejka block without ``kp`` gets VEHICLES.md's
             ``kp = mass·g/(n_wheels·|dz_target|)`` (and ``kd = kp/20``), an Ishigami or Ding block without ``kd``
-            the same normal damping ``mass·g/(n_wheels·0.02)/20`` (as the thesis author's code), and a Ding
-            block without ``mean_wheel_load`` gets ``mass·g/n_wheels``.
+            the same normal damping ``mass·g/(n_wheels·0.02)/20`` (as the thesis author's code).  A Ding block
+            without ``mean_wheel_load`` gets ``"actual"`` (W̄ = the wheels' mean normal force, Ding et al.).
         n_wheels: default: the length of ``wheel_radius``.
         lug_height: for the Ding model, unless ``params`` sets it.
     """
@@ -91,16 +91,13 @@ def contact_model_from_config(cfg: dict | None, wheel_radius: ArrayLike, wheel_w
     if name == "ding":
         if lug_height is not None:
             params.setdefault("lug_height", lug_height)
-        if mass is not None:
-            params.setdefault("mean_wheel_load", mass * G / nw)
+        params.setdefault("mean_wheel_load", "actual")  # Ding: "the average normal force of the wheels"
     if name in ("linear", "pacejka") and "kp" not in params and mass is not None:
         dzt = params.get("dz_target", -0.02)
         if not (isinstance(dzt, (int, float)) and dzt < 0):
             raise ModelError(f"contact: params.dz_target must be a negative number (m), got {dzt!r}")
         params["kp"] = mass * G / (nw * -dzt)
-        params.setdefault("kd", params["kp"] / 20.0)
-        if name == "linear":
-            params.setdefault("c_slip", -0.1 * params["kp"])
+        params.setdefault("kd", params["kp"] / 20.0)  # (the linear model's c_slip defaults to −0.1·kp itself)
     try:
         return make_contact_model(name, **params)
     except ModelError as e:

@@ -11,7 +11,10 @@ Derivatives: the slip functions are written for complex arguments and differenti
 subtraction, unlike finite differences), so the Jacobian is that of the very quadrature that gives the force.
 The chain rule from (s, β, h) to (v_c, Rω, Δz) is analytic.
 
-Parameter rows ``P[w]``: a header (indices below) then the model's parameters from ``HDR``.
+Parameter rows ``P[w]``: a header (indices below) then the model's parameters from ``HDR``.  The header's
+``RHO`` is the ratio of the radius the slip ratio's ``rω`` uses to the radius of the input ``Rω`` (1, or Ding's
+r_s/r), ``HOFF`` the sinkage offset (m): the stresses are evaluated at ``h = −Δz + HOFF`` (0, or Ding's R_j − r:
+the sinkage of the R_j circle when the rim, whose Δz the collision gives, sinks by −Δz).
 ``aux`` = Gauss–Legendre nodes (nq) and weights (nq) on [0, 1], then the lookup tables if any.
 """
 
@@ -26,8 +29,8 @@ from numpy.typing import NDArray
 from wmr_dynamics._jit import njit
 
 # header columns of a parameter row
-MODEL, NQ, KD, VEPS, BEPS, SLO, SHI, HMAX, KWALL, RHO, LUT_OFF, LUT_NS, LUT_NB, LUT_NH, LUT_WARP = range(15)
-HDR = 15
+MODEL, NQ, KD, VEPS, BEPS, SLO, SHI, HMAX, KWALL, RHO, LUT_OFF, LUT_NS, LUT_NB, LUT_NH, LUT_WARP, HOFF = range(16)
+HDR = 16
 ISHIGAMI, DING = 0.0, 1.0
 CSTEP = 1e-30  # complex-step size
 S_EPS = 0.01  # slip ratio below which Ding's |s| is rounded (s·tanh(s/S_EPS))
@@ -112,14 +115,12 @@ def _ishigami_slip_function(s: complex, beta: complex, h: complex, q: NDArray, x
 
 
 @njit
-def _ding_slip_function(s: complex, beta: complex, h: complex, q: NDArray, xg: NDArray, wg: NDArray,
-                        beps: float, out: NDArray) -> None:
-    """Ding et al. eq. 16 (closed form) and eqs. 17–19 (side force, quadrature of closed-form stresses)."""
+def _ding_normal(s: complex, h: complex, q: NDArray) -> tuple:
+    """Ding et al. eq. 16's contact patch, stresses and normal force F_N at slip ratio s and sinkage h of the
+    R_j circle: (θ_1, θ_m, |s|, cos θ_1, A, B, C, D, σ_m, F_N)."""
     r, b, Rj, rs, Ks = q[HDR], q[HDR + 1], q[HDR + 2], q[HDR + 3], q[HDR + 4]
-    c, phi, kx, ky, n0 = q[HDR + 5], q[HDR + 6], q[HDR + 7], q[HDR + 8], q[HDR + 9]
-    n1, cP1, cP2, cP3, cM = q[HDR + 10], q[HDR + 11], q[HDR + 12], q[HDR + 13], q[HDR + 14]
-    Wbar, Xc, gam = q[HDR + 15], q[HDR + 16], q[HDR + 17]
-    th1 = cmath.acos(1.0 - h / Rj)  # θ'_1 = acos((r − z)/R_j) with h the sinkage of the R_j circle
+    c, phi, kx, n0, n1 = q[HDR + 5], q[HDR + 6], q[HDR + 7], q[HDR + 9], q[HDR + 10]
+    th1 = cmath.acos(1.0 - h / Rj)  # θ'_1 = acos((r − z)/R_j) with h = z + R_j − r the sinkage of the R_j circle
     thm = 0.5 * th1  # "θ_m simplified as a half of θ_1"; θ_2 = 0
     sa = s * cmath.tanh(s / S_EPS)  # |s|, smooth at 0: the driving-slip fit applied to skid by symmetry
     N = n0 + n1 * sa
@@ -132,16 +133,38 @@ def _ding_slip_function(s: complex, beta: complex, h: complex, q: NDArray, xg: N
     C = 0.5 * th1
     jm = rs * ((th1 - thm) - (1.0 - s) * (s1 - sm))
     D = _csat(jm / kx)
+    taum = (c + sigm * math.tan(phi)) * D
+    FN = r * b * A * sigm + rs * b * B * taum  # eq. 16
+    return th1, thm, sa, c1, A, B, C, D, sigm, FN
+
+
+@njit
+def _ding_slip_function(s: complex, beta: complex, h: complex, q: NDArray, xg: NDArray, wg: NDArray,
+                        beps: float, w_others: float, n_avg: float, out: NDArray) -> None:
+    """Ding et al. eq. 16 (closed form) and eqs. 17–19 (side force, quadrature of closed-form stresses).
+
+    W̄, the wheels' average normal force (eq. 16): the parameter if > 0; if < 0 ("actual") the mean of this
+    wheel's F_N and the others' (their sum ``w_others``) over ``n_avg`` wheels, so the complex step also
+    differentiates this wheel's share of W̄; 0 switches the compensation off."""
+    r, b, Rj, rs = q[HDR], q[HDR + 1], q[HDR + 2], q[HDR + 3]
+    c, phi, ky = q[HDR + 5], q[HDR + 6], q[HDR + 8]
+    cP1, cP2, cP3, cM = q[HDR + 11], q[HDR + 12], q[HDR + 13], q[HDR + 14]
+    Wq, Xc, gam = q[HDR + 15], q[HDR + 16], q[HDR + 17]
+    th1, thm, sa, c1, A, B, C, D, sigm, FN = _ding_normal(s, h, q)
     tphi = math.tan(phi)
-    taum = (c + sigm * tphi) * D
-    FN = r * b * A * sigm + rs * b * B * taum
-    comp = (Wbar - FN) / Wbar if Wbar > 0.0 else 0j  # normal-force compensation, limited to F_N in [0, 2 W̄]
+    comp = 0j  # the normal-force compensation (W̄ − F_N)/W̄, limited to F_N in [0, 2 W̄]
+    if Wq > 0.0:  # a fixed W̄
+        comp = (Wq - FN) / Wq
+    elif Wq < 0.0:  # the wheels' actual mean normal force
+        Wbar = (w_others + FN) / n_avg
+        if Wbar.real > 0.0:
+            comp = (Wbar - FN) / Wbar
     if comp.real > 1.0:
         comp = 1.0 + 0j
     elif comp.real < -1.0:
         comp = -1.0 + 0j
     t = tphi / (r * A)
-    MR = rs * rs * C * D * (b * c + (1.0 + cM * comp) * FN * t) / (1.0 + rs * B * D * t)
+    MR = rs * rs * C * D * (b * c + (1.0 + cM * comp) * FN * t) / (1.0 + rs * B * D * t)  # eq. 16
     FDP = (MR * (A * A + B * B) / (rs * A * C) - B * FN / A) * (1.0 + cP1 + cP2 * sa) * (1.0 + cP3 * comp)
     # side force, eqs. 17–19, over the same triangular normal stress
     D1, D2 = _bulldoze_coeffs(phi, Xc)
@@ -170,9 +193,11 @@ def _ding_slip_function(s: complex, beta: complex, h: complex, q: NDArray, xg: N
 
 @njit
 def slip_function(model: float, s: complex, beta: complex, h: complex, q: NDArray, xg: NDArray, wg: NDArray,
-                  beps: float, out: NDArray) -> None:
+                  beps: float, out: NDArray, w_others: float = 0.0, n_avg: float = 1.0) -> None:
+    """The model's slip function into ``out`` (module docstring); ``w_others``, ``n_avg``: Ding's actual W̄
+    (:func:`_ding_slip_function`; the defaults make W̄ this wheel's own F_N)."""
     if model == DING:
-        _ding_slip_function(s, beta, h, q, xg, wg, beps, out)
+        _ding_slip_function(s, beta, h, q, xg, wg, beps, w_others, n_avg, out)
     else:
         _ishigami_slip_function(s, beta, h, q, xg, wg, beps, out)
 
@@ -181,7 +206,8 @@ def slip_function(model: float, s: complex, beta: complex, h: complex, q: NDArra
 def _slip_map(vx: float, vy: float, rw: float, q: NDArray) -> tuple:
     """Slip ratio, slip angle and their derivatives w.r.t. v_x, v_y, Rω (mirrored for Rω < 0).
 
-    Ishigami (C.19): ``s = −v_x/Rω``.  Ding (Wong's slip and skid, with the shearing radius r_s = ρ·R):
+    Ishigami (C.19): ``s = −v_x/Rω``.  Ding (Wong's slip and skid, with the shearing radius r_s = ρ·R, R the
+    radius of the input Rω — the rim's, whose Δz the collision gives):
     ``s = 1 − V_x/(r_s ω)`` while ``V_x <= r_s ω`` (driving), ``s = r_s ω/V_x − 1`` beyond (skid, in
     (−1, 0]); the two branches meet with equal slope at s = 0.  ``|Rω|`` and ``|V_x|`` are regularized as
     ``sqrt(x² + v_eps²)``; s is clipped to [s_lo, s_hi].
@@ -263,36 +289,66 @@ def _assemble(w: int, q: NDArray, vz: float, sl: tuple, beta: float, pen: float,
 
 
 @njit
+def _ding_actual_loads(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, fn: NDArray) -> float:
+    """Ding's eq.-16 normal force F_N of every wheel into ``fn`` (0 out of contact) and their sum: the wheels'
+    actual loads, whose mean is W̄ when ``mean_wheel_load="actual"``."""
+    one = P.shape[0] == 1
+    total = 0.0
+    for w in range(v.shape[0]):
+        q = P[0] if one else P[w]
+        fn[w] = 0.0
+        h = -dz[w] + q[HOFF]
+        if q[MODEL] != DING or h <= H_MIN:
+            continue
+        sl = _slip_map(v[w, 0], v[w, 1], Rw[w], q)
+        fn[w] = _ding_normal(complex(sl[1], 0.0), complex(min(h, q[HMAX]), 0.0), q)[9].real
+        total += fn[w]
+    return total
+
+
+@njit
 def terra_kernel(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, aux: NDArray, f: NDArray, df_dv: NDArray,
                  df_dRw: NDArray, df_ddz: NDArray) -> None:
     """Direct (quadrature) evaluation of the Ishigami or Ding model for every wheel."""
     one = P.shape[0] == 1
     cb = np.empty(5, np.complex128)
     wk = np.zeros((4, 5))
-    for w in range(v.shape[0]):
-        _zero(w, f, df_dv, df_dRw, df_ddz)
-        if dz[w] > -H_MIN:
-            continue
+    nw = v.shape[0]
+    fn = np.zeros(nw)
+    total = 0.0
+    for w in range(nw):  # Ding with W̄ the wheels' actual mean normal force: their loads first
         q = P[0] if one else P[w]
+        if q[MODEL] == DING and q[HDR + 15] < 0.0:
+            total = _ding_actual_loads(v, Rw, dz, P, fn)
+            break
+    for w in range(nw):
+        _zero(w, f, df_dv, df_dRw, df_ddz)
+        q = P[0] if one else P[w]
+        h, pen, clipped = -dz[w] + q[HOFF], 0.0, False
+        if h <= H_MIN:
+            continue
         nq = int(q[NQ])
         xg, wg = aux[:nq], aux[nq:2 * nq]
         sl = _slip_map(v[w, 0], v[w, 1], Rw[w], q)
         s, beta = sl[1], sl[4]
-        h, pen, clipped = -dz[w], 0.0, False
         if h > q[HMAX]:
             pen, h, clipped = q[KWALL] * (h - q[HMAX]), q[HMAX], True
-        slip_function(q[MODEL], complex(s, CSTEP), complex(beta, 0.0), complex(h, 0.0), q, xg, wg, q[BEPS], cb)
+        others = total - fn[w]
+        slip_function(q[MODEL], complex(s, CSTEP), complex(beta, 0.0), complex(h, 0.0), q, xg, wg, q[BEPS], cb,
+                      others, float(nw))
         for k in range(5):
             wk[0, k] = cb[k].real
             wk[1, k] = cb[k].imag / CSTEP
-        slip_function(q[MODEL], complex(s, 0.0), complex(beta, CSTEP), complex(h, 0.0), q, xg, wg, q[BEPS], cb)
+        slip_function(q[MODEL], complex(s, 0.0), complex(beta, CSTEP), complex(h, 0.0), q, xg, wg, q[BEPS], cb,
+                      others, float(nw))
         for k in range(5):
             wk[2, k] = cb[k].imag / CSTEP
         if clipped:
             for k in range(5):
                 wk[3, k] = 0.0
         else:
-            slip_function(q[MODEL], complex(s, 0.0), complex(beta, 0.0), complex(h, CSTEP), q, xg, wg, q[BEPS], cb)
+            slip_function(q[MODEL], complex(s, 0.0), complex(beta, 0.0), complex(h, CSTEP), q, xg, wg, q[BEPS], cb,
+                          others, float(nw))
             for k in range(5):
                 wk[3, k] = cb[k].imag / CSTEP
         _assemble(w, q, v[w, 2], sl, beta, pen, clipped, wk, f, df_dv, df_dRw, df_ddz)
@@ -348,12 +404,12 @@ def lut_kernel(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, aux: NDArray, f
     wk = np.zeros((4, 5))
     for w in range(v.shape[0]):
         _zero(w, f, df_dv, df_dRw, df_ddz)
-        if dz[w] > -H_MIN:
-            continue
         q = P[0] if one else P[w]
+        h, pen, clipped = -dz[w] + q[HOFF], 0.0, False
+        if h <= H_MIN:
+            continue
         sl = _slip_map(v[w, 0], v[w, 1], Rw[w], q)
         s, beta = sl[1], sl[4]
-        h, pen, clipped = -dz[w], 0.0, False
         if h > q[HMAX]:
             pen, h, clipped = q[KWALL] * (h - q[HMAX]), q[HMAX], True
         off, ns, nb, nh = int(q[LUT_OFF]), int(q[LUT_NS]), int(q[LUT_NB]), int(q[LUT_NH])

@@ -59,7 +59,8 @@ class _TerraContact(CompiledContactModel):
         return lo, hi
 
     def _build(self, model_cols: list[tuple[str, NDArray]], *, radius: NDArray, kd, v_eps, beta_eps, slip_limits,
-               max_sinkage, n_quad, rho: NDArray, lookup_table: bool, lut_shape) -> None:
+               max_sinkage, n_quad, rho: NDArray, lookup_table: bool, lut_shape,
+               h_off: NDArray | None = None) -> None:
         m = self.name
         lo, hi = self._slip_limits(slip_limits)
         if not isinstance(n_quad, (int, np.integer)) or not 2 <= n_quad <= 64:
@@ -71,7 +72,8 @@ class _TerraContact(CompiledContactModel):
                   ("beta_eps", per_wheel(m, "beta_eps", beta_eps, positive, "> 0 (rad)")),
                   ("s_lo", np.array([lo])), ("s_hi", np.array([hi])), ("max_sinkage", hmax),
                   ("kwall", np.zeros(1)), ("rho", rho), ("lut_off", np.array([-1.0])),
-                  ("ns", np.zeros(1)), ("nb", np.zeros(1)), ("nh", np.zeros(1)), ("lut_warp", np.array([LUT_WARP]))]
+                  ("ns", np.zeros(1)), ("nb", np.zeros(1)), ("nh", np.zeros(1)), ("lut_warp", np.array([LUT_WARP])),
+                  ("h_off", np.zeros(1) if h_off is None else h_off)]
         P = stack_rows(m, header + model_cols)
         if np.any(P[:, T.HMAX] > stack_rows(m, [("radius", radius), ("max_sinkage", hmax)])[:, 0]):
             raise ModelError(f"{m} contact model: parameter 'max_sinkage' must be <= the wheel radius, got "
@@ -111,21 +113,31 @@ class _TerraContact(CompiledContactModel):
         self._P = np.ascontiguousarray(P)
         self._aux = np.concatenate(aux)
 
-    def slip_forces(self, s: ArrayLike, beta: ArrayLike, sinkage: ArrayLike, wheel: int = 0) -> dict[str, NDArray]:
+    def slip_forces(self, s: ArrayLike, beta: ArrayLike, sinkage: ArrayLike, wheel: int = 0,
+                    mean_wheel_load: float | None = None) -> dict[str, NDArray]:
         """The model's forces as functions of slip ratio, slip angle (rad) and sinkage (m), wheel driving forwards.
 
+        ``sinkage`` is −Δz, the sinkage of the wheel's rim (Ding: of the rim radius r; the lugs reach deeper).
         Evaluates the stress integrals directly (never the lookup table), without damping, clipping or
         penalty.  Returns ``f_x`` (drawbar pull), ``f_y`` (side force incl. bulldozing), ``f_z`` (normal
         load) in N and ``M_R`` (resistance moment, N·m; Ding only, 0 for Ishigami), broadcast together.
+        ``mean_wheel_load`` (N, Ding): W̄ for this evaluation; by default the model's — with ``"actual"``,
+        a single wheel's own F_N (it carries the mean load: no compensation).
         """
-        q = self._P[0 if self._P.shape[0] == 1 else wheel]
+        q = self._P[0 if self._P.shape[0] == 1 else wheel].copy()
+        if mean_wheel_load is not None:
+            if self._model_id != T.DING:
+                raise ModelError(f"{self.name} contact model: slip_forces takes mean_wheel_load for the ding model "
+                                 "only")
+            q[T.HDR + 15] = per_wheel(self.name, "mean_wheel_load", mean_wheel_load, positive, "> 0 (N)")[0]
         s, beta, h = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (s, beta, sinkage)))
         res = {k: np.zeros(s.shape) for k in ("f_x", "f_y", "f_z", "M_R")}
         out = np.empty(5, np.complex128)
         for idx in np.ndindex(s.shape):
-            if h[idx] <= T.H_MIN:
+            hj = h[idx] + q[T.HOFF]
+            if hj <= T.H_MIN:
                 continue
-            T.slip_function(q[T.MODEL], complex(s[idx]), complex(beta[idx]), complex(h[idx]), q, self._xg, self._wg,
+            T.slip_function(q[T.MODEL], complex(s[idx]), complex(beta[idx]), complex(hj), q, self._xg, self._wg,
                             q[T.BEPS], out)
             b = beta[idx]
             sgb = b / math.sqrt(b * b + q[T.BEPS] ** 2)
@@ -239,9 +251,11 @@ class DingContact(_TerraContact):
     i.e. the integrals of the triangular stresses.)
 
     Lugs (height ``lug_height``): ``R_j = r + lug_deform_coeff·lug_height`` is the radius at which the soil
-    starts to deform, ``r_s = r + lug_shear_coeff·lug_height`` the shearing radius.  The sinkage ``h = −Δz`` is
-    taken as that of the R_j circle, ``θ'_1 = acos(1 − h/R_j)`` (Ding's ``acos((r − z)/R_j)`` with rim sinkage
-    ``z = h + R_j − r``), so give the collision model the radius R_j; Rω is taken as ``R_j·ω``.  With
+    starts to deform, ``r_s = r + lug_shear_coeff·lug_height`` the shearing radius.  The inputs are the rim's,
+    as the collision and the dynamics compute them for a wheel of radius r: the rim sinkage ``z = −Δz`` and
+    ``Rω = r·ω``.  The soil deforms from ``θ'_1 = acos((r − z)/R_j)`` (Ding et al.), i.e. the R_j circle sinks
+    by ``h = z + R_j − r`` — the lugs touch the soil (and carry load) before the rim does, from
+    ``Δz < R_j − r`` — and the slip ratio uses the shearing speed ``r_s ω = (r_s/r)·Rω``.  With
     ``lug_height = 0`` everything reduces to a smooth wheel and, driving, ``s = −v_x/(Rω)`` (C.19).
 
     Side force (eqs. 17–19): ``F_S = r b ∫ τ_y dθ + ∫ R_b (R_j − h(θ) cos θ) dθ`` over [0, θ_1], with the same
@@ -257,8 +271,13 @@ class DingContact(_TerraContact):
         preset: ``"flat"`` (default) or ``"slope"``: Toyoura-sand n0, n1, c_P1, c_P2, c_P3, c_M of Sec. V.B.
         K_s: Pa/m^N (1796 kPa/m^N).  c: Pa (24.5).  phi: rad (35.75°).  kx: shear modulus K, m (10.45 mm).
         ky: lateral shear modulus, m (19 mm).  n0, n1, c_p1, c_p2, c_p3, c_m: override the preset.
-        mean_wheel_load: W̄, N (the vehicle's weight / number of wheels); None switches the normal-force
-            compensation off.
+        mean_wheel_load: W̄ of eq. 16, "the average normal force of the wheels": ``"actual"`` — the mean of
+            the eq.-16 normal forces F_N of the wheels evaluated together (all wheels of the vehicle in a
+            simulation; 0 for a wheel out of contact), what :func:`contact_model_from_config` uses; a number
+            (N) for a fixed W̄; None (default) switches the normal-force compensation off.  With ``"actual"``
+            the Jacobian holds each wheel's own share of W̄ (∂W̄/∂x_w = ∂F_N,w/∂x_w / n); the coupling
+            between wheels through W̄ is left out (the interface has one 3×3 block per wheel), so Newton's
+            method in force balance converges to the same forces, with a slightly inexact Jacobian.
         rho_d: soil density for the bulldozing term, kg/m³ (1.6e3: the paper gives none; Table C.2's value).
         kd, g, v_eps, beta_eps, max_sinkage, n_quad: as for :class:`IshigamiContact`.
         slip_limits: default (−1, 1).
@@ -286,8 +305,15 @@ class DingContact(_TerraContact):
         Rj = r + per_wheel(m, "lug_deform_coeff", lug_deform_coeff, *unit) * hl
         rs = r + per_wheel(m, "lug_shear_coeff", lug_shear_coeff, *unit) * hl
         phi_a = per_wheel(m, "phi", phi, lambda a: (a > 0) & (a < np.pi / 2), "in (0, pi/2) rad")
-        W = per_wheel(m, "mean_wheel_load", 0.0 if mean_wheel_load is None else mean_wheel_load,
-                      positive if mean_wheel_load is not None else nonnegative, "> 0 (N)")
+        if isinstance(mean_wheel_load, str):
+            if mean_wheel_load != "actual":
+                raise ModelError(f"{m} contact model: parameter 'mean_wheel_load' must be a load > 0 (N), 'actual' "
+                                 f"(the wheels' mean normal force) or None (no compensation), got {mean_wheel_load!r}")
+            W = np.array([-1.0])
+        else:
+            W = per_wheel(m, "mean_wheel_load", 0.0 if mean_wheel_load is None else mean_wheel_load,
+                          positive if mean_wheel_load is not None else nonnegative,
+                          "> 0 (N), 'actual' (the wheels' mean normal force) or None (no compensation)")
         cols = [("radius", r), ("width", b), ("R_j", Rj), ("r_s", rs),
                 ("K_s", per_wheel(m, "K_s", K_s, positive, "> 0 (Pa/m^N)")),
                 ("c", per_wheel(m, "c", c, nonnegative, ">= 0 (Pa)")), ("phi", phi_a),
@@ -300,7 +326,8 @@ class DingContact(_TerraContact):
                 ("mean_wheel_load", W), ("X_c", np.pi / 4 - phi_a / 2),
                 ("gamma", per_wheel(m, "rho_d", rho_d, nonnegative, ">= 0 (kg/m³)") * float(g))]
         self._build(cols, radius=Rj, kd=kd, v_eps=v_eps, beta_eps=beta_eps, slip_limits=slip_limits,
-                    max_sinkage=max_sinkage, n_quad=n_quad, rho=rs / Rj, lookup_table=False, lut_shape=None)
+                    max_sinkage=max_sinkage, n_quad=n_quad, rho=rs / r, lookup_table=False, lut_shape=None,
+                    h_off=Rj - r)
         self.preset = preset
         self._params = {k: unbox(a) for k, a in cols if k not in ("gamma", "X_c", "R_j", "r_s", "mean_wheel_load")}
         self._params.update(lug_height=unbox(hl), lug_deform_coeff=lug_deform_coeff, lug_shear_coeff=lug_shear_coeff,
@@ -310,5 +337,6 @@ class DingContact(_TerraContact):
 
     @property
     def equivalent_radius(self) -> float | NDArray:
-        """R_j = r + lug_deform_coeff·lug_height, m: the radius to give the collision model."""
+        """R_j = r + lug_deform_coeff·lug_height, m: the radius at which the soil starts to deform (the
+        collision model keeps the rim radius r; the kernel adds R_j − r to the sinkage)."""
         return unbox(self._P[:, T.HDR + 2])

@@ -8,7 +8,8 @@ NaN query coordinates raise :class:`TerrainError`.
 
 Surfaces: :class:`Plane`, :class:`HeightGrid` (bilinear, the thesis's benchmark terrains), :class:`SmoothGrid`
 (a HeightGrid's nodes through a bicubic spline), :class:`Ramp`
-(the LandTamer ramp of thesis §2.5.2), :class:`Box`, :class:`Steps`, :class:`Composite` (pointwise max),
+(the LandTamer ramp of thesis §2.5.2), :class:`Box`, :class:`OrientedBox` (a box in any orientation),
+:class:`Steps`, :class:`Composite` (pointwise max),
 :func:`gaussian_rough_terrain` (thesis §2.5.1).  Loaders: :func:`load_wmrde_grid`, :func:`load_heightmap`,
 :func:`load_sdf_world`, and the dispatcher :func:`load_terrain`.  See ``docs/terrain.md``.
 """
@@ -25,6 +26,7 @@ from wmr_dynamics.terrain.surfaces import (
     Box,
     Composite,
     HeightGrid,
+    OrientedBox,
     Plane,
     Ramp,
     SmoothGrid,
@@ -34,7 +36,7 @@ from wmr_dynamics.terrain.surfaces import (
 )
 
 __all__ = [
-    "Bounds", "Box", "Composite", "HeightGrid", "Plane", "Ramp", "SmoothGrid", "Steps", "Terrain",
+    "Bounds", "Box", "Composite", "HeightGrid", "OrientedBox", "Plane", "Ramp", "SmoothGrid", "Steps", "Terrain",
     "gaussian_rough_terrain",
     "load_heightmap", "load_sdf_world", "load_terrain", "load_wmrde_grid", "terrain_presets",
 ]

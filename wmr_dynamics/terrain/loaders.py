@@ -20,6 +20,7 @@ from wmr_dynamics.terrain.surfaces import (
     Box,
     Composite,
     HeightGrid,
+    OrientedBox,
     Plane,
     Ramp,
     Steps,
@@ -191,8 +192,9 @@ def load_heightmap(path: str | os.PathLike[str], *, resolution: float | None = N
 
 
 T = TypeVar("T")
-_Pose = tuple[float, float, float, float]  # x, y, z (m), yaw (rad) in the world frame
-
+_Pose = tuple[float, float, float, float | None, Any]
+"""x, y, z (m, world); yaw (rad) if the rotation is about z only, else None; the rotation matrix (world from the
+element's frame; None while the rotation is about z only, when Rz(yaw) is implied)."""
 
 def _sdf_floats(elem: ET.Element | None, n: int, default: tuple[float, ...], where: str) -> tuple[float, ...]:
     if elem is None or not (elem.text or "").strip():
@@ -206,20 +208,39 @@ def _sdf_floats(elem: ET.Element | None, n: int, default: tuple[float, ...], whe
     return vals
 
 
+def _rpy_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """R = Rz(yaw) Ry(pitch) Rx(roll): SDF's fixed-axis roll–pitch–yaw (as URDF's and thesis App. A)."""
+    cr, sr, cp, sp, cy, sy = (math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch), math.cos(yaw),
+                              math.sin(yaw))
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def _pose_matrix(pose: _Pose) -> np.ndarray:
+    """The rotation matrix of a pose."""
+    if pose[4] is not None:
+        return pose[4]
+    return _rpy_matrix(0.0, 0.0, pose[3])
+
+
 def _sdf_pose(elem: ET.Element, parent: _Pose, where: str) -> _Pose:
-    """Compose the parent pose with ``elem``'s <pose> (yaw-only rotations; others → TerrainError)."""
+    """Compose the parent pose with ``elem``'s <pose> (x y z roll pitch yaw, any rotation): position
+    p_parent + R_parent p, rotation R_parent R.  Rotations about z alone are composed as yaw sums (exact)."""
     pe = elem.find("pose")
     if pe is not None and pe.get("relative_to"):
         raise TerrainError(f"{where}: <pose relative_to=...> is not supported")
     x, y, z, roll, pitch, yaw = _sdf_floats(pe, 6, (0.0,) * 6, where)
     if pe is not None and pe.get("degrees", "false").strip().lower() in ("true", "1"):
         roll, pitch, yaw = (math.radians(v) for v in (roll, pitch, yaw))
-    if abs(roll) > 1e-9 or abs(pitch) > 1e-9:
-        raise TerrainError(f"{where}: <pose> has roll={roll:g}, pitch={pitch:g} rad; only yaw rotations are "
-                           "supported for terrain geometry")
-    px, py, pz, pyaw = parent
-    c, s = math.cos(pyaw), math.sin(pyaw)
-    return px + c * x - s * y, py + s * x + c * y, pz + z, pyaw + yaw
+    px, py, pz, pyaw, _ = parent
+    upright = abs(roll) <= 1e-9 and abs(pitch) <= 1e-9
+    if upright and pyaw is not None:
+        c, s = math.cos(pyaw), math.sin(pyaw)
+        return px + c * x - s * y, py + s * x + c * y, pz + z, pyaw + yaw, None
+    Rp = _pose_matrix(parent)
+    t = Rp @ np.array([x, y, z])
+    return px + float(t[0]), py + float(t[1]), pz + float(t[2]), None, Rp @ _rpy_matrix(roll, pitch, yaw)
 
 
 def _sdf_uri(uri: str, world: Path, where: str) -> Path:
@@ -246,20 +267,28 @@ def _sdf_geometry(geom: ET.Element, pose: _Pose, world: Path, where: str, out: d
 def _sdf_shape(g: ET.Element, pose: _Pose, world: Path, w: str, where: str, out: dict[str, list]) -> None:
     """One <geometry> child ``g`` → the terrain pieces of ``out`` (its constructors' errors are prefixed by the
     caller with ``w``, the file and element)."""
-    x, y, z, yaw = pose
+    x, y, z, yaw, _ = pose
     if g.tag == "plane":
         n = _sdf_floats(g.find("normal"), 3, (0.0, 0.0, 1.0), w)
-        c, s = math.cos(yaw), math.sin(yaw)
-        out["plane"].append(Plane((c * n[0] - s * n[1], s * n[0] + c * n[1], n[2]), (x, y, z)))
+        if yaw is not None:
+            c, s = math.cos(yaw), math.sin(yaw)
+            out["plane"].append(Plane((c * n[0] - s * n[1], s * n[0] + c * n[1], n[2]), (x, y, z)))
+        else:
+            out["plane"].append(Plane(_pose_matrix(pose) @ np.array(n), (x, y, z)))
     elif g.tag == "box":
         size = _sdf_floats(g.find("size"), 3, (1.0, 1.0, 1.0), w)
-        out["box"].append(Box((x, y), size[:2], z + 0.5 * size[2], yaw, base=-math.inf))
+        if yaw is not None:  # upright: its top at z + lz/2
+            out["box"].append(Box((x, y), size[:2], z + 0.5 * size[2], yaw, base=-math.inf))
+        else:  # tilted (roll or pitch): the solid box's top surface
+            out["box"].append(OrientedBox((x, y, z), size, rotation=_pose_matrix(pose), base=-math.inf))
     elif g.tag == "heightmap":
         if not (g.findtext("uri") or "").strip():
             raise TerrainError(f"{w}: missing <uri>")
         img = _sdf_uri(g.findtext("uri") or "", world, w)
         sx, sy, sz = _sdf_floats(g.find("size"), 3, (1.0, 1.0, 1.0), w)
         ox, oy, oz = _sdf_floats(g.find("pos"), 3, (0.0, 0.0, 0.0), w)
+        if yaw is None:
+            raise TerrainError(f"{w}: a tilted heightmap (a pose with roll or pitch) is not supported")
         if abs(yaw) > 1e-9:
             raise TerrainError(f"{w}: a rotated heightmap (yaw={yaw:g} rad) is not supported")
         h = _read_image(img, w, 0.0, sz, 1.0)[::-1] + z + oz    # PNG: 0..size z; .npy: metres
@@ -287,8 +316,9 @@ def _sdf_walk(elem: ET.Element, pose: _Pose, world: Path, out: dict[str, list]) 
         uri = (inc.findtext("uri") or "").strip().rstrip("/")
         where = f"{world}: <include> {uri!r}"
         if uri == "model://ground_plane":      # Gazebo's stock ground: the plane z = 0 of its pose
-            x, y, z, _ = _sdf_pose(inc, pose, where)
-            out["plane"].append(Plane((0.0, 0.0, 1.0), (x, y, z)))
+            ip = _sdf_pose(inc, pose, where)
+            n = (0.0, 0.0, 1.0) if ip[3] is not None else _pose_matrix(ip)[:, 2]
+            out["plane"].append(Plane(n, ip[:3]))
         elif uri != "model://sun":             # the stock light is no terrain
             warnings.warn(f"{where}: ignored: model URIs are not resolvable here (only model://ground_plane "
                           "is known); inline the model if it holds terrain", stacklevel=3)
@@ -299,9 +329,10 @@ def load_sdf_world(path: str | os.PathLike[str]) -> Terrain:
     """Load the terrain of a Gazebo SDF world as a :class:`Composite` (world frame, metres).
 
     Reads every ``<model>`` (nested ones too) → ``<link>`` → ``<collision>`` → ``<geometry>``, composing
-    model, link and collision ``<pose>`` (x y z roll pitch yaw; only yaw rotations are supported):
-    ``<plane>`` (``<normal>`` in the collision frame, through the pose position), ``<box>`` (``<size>``;
-    the block's top at pose z + size z / 2, taken to reach down to the ground), ``<heightmap>``
+    model, link and collision ``<pose>`` (x y z roll pitch yaw, any rotation): ``<plane>`` (``<normal>`` in the
+    collision frame, through the pose position), ``<box>`` (``<size>``; upright: a :class:`Box` whose top is at
+    pose z + size z / 2, taken to reach down to the ground; tilted by roll or pitch — a ramp — an
+    :class:`OrientedBox`, the top surface of the rotated solid), ``<heightmap>`` (not rotated)
     (``<uri>`` = a .png or .npy, a plain path or ``file://``, relative to the world file; ``<size>`` x y z
     spans the image centred at ``<pos>``, PNG values 0..full scale → pos z .. pos z + size z, .npy values
     are metres added to pos z; image row 0 is the largest y).  ``<include>`` of ``model://ground_plane``
@@ -322,7 +353,7 @@ def load_sdf_world(path: str | os.PathLike[str]) -> Terrain:
     if world is None:
         raise TerrainError(f"{p}: no <world> element (root is <{root.tag}>)")
     out: dict[str, list] = {"plane": [], "box": [], "heightmap": []}
-    _sdf_walk(world, (0.0, 0.0, 0.0, 0.0), p, out)
+    _sdf_walk(world, (0.0, 0.0, 0.0, 0.0, None), p, out)
     if not any(out.values()):
         raise TerrainError(f"{p}: no terrain geometry (<plane>, <box> or <heightmap> in a model's "
                            "link/collision/geometry) found")

@@ -1,9 +1,9 @@
 """Terrain surfaces (height fields with consistent normals) and Gaussian rough terrain; see the package
 docstring of :mod:`wmr_dynamics.terrain` for conventions.
 
-The heights and normals of Plane, HeightGrid, SmoothGrid, Ramp and Steps are evaluated by one compiled kernel,
-:func:`wmr_dynamics.compiled.terrain.height_normal` — the one the contact search uses; the classes here hold and
-check the parameters.  Terrains are immutable: the compiled form is made once per object.
+The heights and normals of Plane, HeightGrid, SmoothGrid, Ramp, Steps, Box and OrientedBox are evaluated by one
+compiled kernel, :func:`wmr_dynamics.compiled.terrain.height_normal` — the one the contact search uses; the
+classes here hold and check the parameters.  Terrains are immutable: the compiled form is made once per object.
 """
 
 from __future__ import annotations
@@ -385,6 +385,59 @@ class Box(_Compiled, Terrain):
     def bounds(self) -> Bounds:
         lx, ly = 0.5 * self.size
         return _rect_aabb(self.center, self.yaw, -lx, lx, -ly, ly)
+
+
+class OrientedBox(_Compiled, Terrain):
+    """A solid rectangular box in any orientation — a Gazebo ``<box>`` whose ``<pose>`` has roll and pitch, as
+    ramps are written: its height field is the **top of the box** where the vertical line through (x, y) meets
+    it, ``base`` (m, default 0) elsewhere.
+
+    The box is centred at ``center`` = (x, y, z) (m, world), of side lengths ``size`` = (lx, ly, lz) (m) along
+    its own axes, rotated by ``rpy`` = (roll, pitch, yaw) (rad; R = Rz(yaw) Ry(pitch) Rx(roll), fixed axes as
+    in SDF and App. A) or by ``rotation`` (a 3×3 rotation matrix, world from box axes; give one of the two).
+    The top is a plane where one face is uppermost and a ridge where two meet; a face that looks down (n_z < 0)
+    is hidden, so the height jumps at its edge (like a :class:`Box`'s vertical faces).  Normals are those of
+    the uppermost face, n = sgn(n_z)·R e_i: a box pitched by θ has the top normal (sin θ, 0, cos θ) for
+    θ > 0 (the box's +x end low).  Where a point's line meets only edges or vertices the higher face wins.
+    Everything below the top is taken as solid ground (a height field has no overhangs).  With roll = pitch
+    = 0 it is a :class:`Box` of height z + lz/2.
+    """
+
+    def __init__(self, center: ArrayLike, size: ArrayLike, rpy: ArrayLike | None = None, *,
+                 rotation: ArrayLike | None = None, base: float = 0.0) -> None:
+        self.center, self.size = _vec("OrientedBox center", center, 3), _vec("OrientedBox size", size, 3)
+        if (self.size <= 0).any():
+            raise TerrainError(f"OrientedBox size must be positive, got {self.size.tolist()}")
+        if rpy is not None and rotation is not None:
+            raise TerrainError("OrientedBox: give rpy or rotation, not both")
+        if rotation is None:
+            r, p, y = _vec("OrientedBox rpy", (0.0, 0.0, 0.0) if rpy is None else rpy, 3)
+            cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+            R = np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                          [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                          [-sp, cp * sr, cp * cr]])
+        else:
+            R = _vec("OrientedBox rotation", rotation, 9).reshape(3, 3)
+            if not np.allclose(R @ R.T, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
+                raise TerrainError(f"OrientedBox rotation must be a rotation matrix (orthonormal, det +1), got "
+                                   f"{R.tolist()}")
+        self.rotation = R
+        self.base = -math.inf if base == -math.inf else _num("OrientedBox base (or -inf)", base)
+
+    def __repr__(self) -> str:
+        return (f"OrientedBox(center={self.center.tolist()}, size={self.size.tolist()}, "
+                f"rotation={self.rotation.round(6).tolist()}, base={self.base})")
+
+    @property
+    def corners(self) -> np.ndarray:
+        """(8, 3) world coordinates (m) of the box's corners."""
+        signs = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], dtype=float)
+        return self.center + (signs * 0.5 * self.size) @ self.rotation.T
+
+    @property
+    def bounds(self) -> Bounds:
+        c = self.corners
+        return float(c[:, 0].min()), float(c[:, 0].max()), float(c[:, 1].min()), float(c[:, 1].max())
 
 
 class Composite(Terrain):
