@@ -54,3 +54,19 @@ def test_pallet_deck_boards_and_gaps() -> None:
     assert height(t, pw.PALLET_X0 - 0.01) == pytest.approx(0.0, abs=1e-9)
     assert height(t, pw.PALLET_X0 + 0.5 * pw.PALLET_BOARDS[0], 0.59) == pytest.approx(pw.PALLET_HEIGHT, abs=1e-9)
     assert height(t, pw.PALLET_X0 + 0.5 * pw.PALLET_BOARDS[0], 0.61) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_ramp_rises_at_its_angle_to_the_landing() -> None:
+    t = load_sdf_world(WORLDS / "pecka_ramp.sdf")  # the board is a box pitched in its <pose>
+    r = pw.RAMP
+    th = math.radians(r["angle_deg"])
+    x_top = r["x0"] + r["length"] * math.cos(th)
+    assert height(t, r["x0"] - 0.2) == pytest.approx(0.0, abs=1e-9)
+    for f in (0.1, 0.5, 0.9):  # on the board: the plane through (x0, 0) rising at θ
+        x = r["x0"] + f * (x_top - r["x0"])
+        assert height(t, x) == pytest.approx((x - r["x0"]) * math.tan(th), abs=1e-9)
+        assert height(t, x, 0.45 * r["width"]) == pytest.approx((x - r["x0"]) * math.tan(th), abs=1e-9)
+        n = np.asarray(t.normal(np.array([x]), np.array([0.0]))).reshape(-1)[:3]
+        np.testing.assert_allclose(n, [-math.sin(th), 0.0, math.cos(th)], atol=1e-9)
+    assert height(t, x_top + 0.5 * r["landing"]) == pytest.approx(r["length"] * math.sin(th), abs=1e-9)
+    assert height(t, x_top + r["landing"] + 0.1) == pytest.approx(0.0, abs=1e-9)

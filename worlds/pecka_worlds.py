@@ -37,8 +37,8 @@ PALLET_BOARDS = (0.145, 0.1, 0.145, 0.1, 0.145)  # m: top-deck board widths alon
 
 
 def _box(name: str, pose: tuple[float, ...], size: tuple[float, float, float]) -> str:
-    p = " ".join(f"{v:.6g}" for v in pose)
-    s = " ".join(f"{v:.6g}" for v in size)
+    p = " ".join(f"{v:.12g}" for v in pose)
+    s = " ".join(f"{v:.12g}" for v in size)
     geom = f"<geometry><box><size>{s}</size></box></geometry>"
     return (f'    <model name="{name}">\n      <static>true</static>\n      <pose>{p}</pose>\n'
             f'      <link name="link">\n        <collision name="collision">{geom}</collision>\n'
