@@ -383,17 +383,17 @@ def count_evaluations(cd, md, td, fd, ws, Q: NDArray, QV: NDArray, U: NDArray, i
     compiled evaluation, which is counted.  Same arithmetic as the compiled step."""
     del cd
     n = md.parent.shape[0] + 5
-    names = ("_evaluate", "_phi", "_line_search")
+    names = ("_residual", "_phi", "_line_search")
     saved = {k: getattr(D, k) for k in names}
     calls = [0]
 
     def counted(*args):  # noqa: ANN002, ANN202
         calls[0] += 1
-        return saved["_evaluate"](*args)
+        return saved["_residual"](*args)
 
     evals, iters = [], []
     try:
-        D._evaluate = counted
+        D._residual = counted
         D._phi = saved["_phi"].py_func
         D._line_search = saved["_line_search"].py_func
         newton = D._newton.py_func
