@@ -91,6 +91,10 @@ C_INPUTS = 1  # of those, the input rows (the force balance's unknowns x)
 C_RIGID_BASIS = 2  # orthonormal basis vectors of the rigid rows (projection P)
 C_MASS_READY = 3  # 1: ws.M / ws.LM hold M and its factor (constant_mass: reuse them)
 C_MODEL_ROWS = 4  # model-force rows (every non-rigid row, ws.mrows)
+C_SELECTION = 5  # 1: ws.keep holds the last step's independent rows, reusable (full row rank; see _select_rows)
+C_SELECTION_CONTACTS = 6  # bit w set: wheel w was in contact (Δz ≤ 0) when that selection was made
+C_SELECTIONS = 7  # selections computed by the pivoted Gram–Schmidt since the workspace was made (diagnostics)
+N_COUNTS = 8
 
 
 class DynamicsWorkspace(NamedTuple):
@@ -162,7 +166,7 @@ class DynamicsWorkspace(NamedTuple):
     x_t: NDArray
     e_t: NDArray
     dir_work: NDArray  # (2, max(n, nA)): the line search's ∂e/∂x p (row 0) and ∂f_model/∂x p (row 1)
-    counts: NDArray  # (5,) int64: this step's counts and the mass-matrix flag, indexed by the C_* names below
+    counts: NDArray  # (N_COUNTS,) int64: this step's counts and the cached-selection and mass-matrix flags (C_*)
     mrows: NDArray  # (nA,) int64: the model-force rows (every non-rigid row)
     PA: NDArray  # (nA, n): row m is P A[mrows[m]] (the rows of P A[mrows]ᵀ, so products run along rows)
     PAI: NDArray  # (n, n): row a is P A_I[a] (input rows only)
@@ -204,7 +208,7 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
         z(na1), z(na1), z(na1), z((na1, na1)), z(na1),  # actuator work
         z(n), z(n), z(n), z((n, n)), z(n), z((n, n)), z(n), z(n), z((2, max(n, nA))),  # x, p, grad, H, e, J, x_t,
         # e_t, dir_work
-        np.zeros(5, dtype=np.int64),  # counts
+        np.zeros(N_COUNTS, dtype=np.int64),  # counts
         np.zeros(nA, dtype=np.int64), z((nA, n)), z((n, n)), z((n, n)),  # mrows, PA, PAI, PG0
         z(nq), z(n), z(nq), z(n), z(na1))  # sub-stepping
 
@@ -265,7 +269,46 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
         ws.rigid[r] = False
     # independent rows (eqs. 2.66–2.68): rigid rows first, their span is also the projector's
     nbr = orthonormal_rows(ws.A, nA, n, ws.rigid, ws.basis)
-    independent_rows(ws.A, nA, n, ws.rigid, fd.qr_tolerance, ws.basis, nbr, ws.resid, ws.norms, ws.keep)
+    ws.counts[C_RIGID_BASIS] = nbr
+    contacts = 0
+    for w in range(nw):
+        if ws.dz0[w] <= 0.0:
+            contacts |= 1 << w
+    reuse = ws.counts[C_SELECTION] == 1 and ws.counts[C_SELECTION_CONTACTS] == contacts
+    ni = _select_rows(fd, ws, nA, n, nbr, reuse)
+    if reuse and ni < 0:  # the kept rows have become nearly dependent: select afresh
+        reuse = False
+        ni = _select_rows(fd, ws, nA, n, nbr, reuse)
+    if ni < 0:
+        return STATUS_NONFINITE
+    # the selection is reused by the next step if it has full row rank (then every dropped row lies in the span
+    # of the kept ones, however A moves) and the wheels in contact stay the same
+    ws.counts[C_SELECTION] = 1 if ni == n else 0
+    ws.counts[C_SELECTION_CONTACTS] = contacts
+    nx = ws.counts[C_INPUTS]
+    _constant_jacobian_parts(md, fd, ws, ni, nx, n, nw, nc, dt)
+    _projected(ws, ni, nx, n, nA)
+    for k in range(ni):
+        ws.v_I[k] = ws.v_target[ws.indep[k]]
+    for k in range(nx):  # warm start: the input rows' velocities stay as they are (§2.4.4)
+        r = ws.indep[ws.inputs[k]]
+        s = 0.0
+        for j in range(n):
+            s += ws.A[r, j] * qvel[j]
+        ws.x[k] = s
+    return 0
+
+
+@njit(_nrt=False)
+def _select_rows(fd: DynamicsData, ws: DynamicsWorkspace, nA: int, n: int, nbr: int, reuse: bool) -> int:
+    """The independent rows A_I (eqs. 2.66–2.68) — by pivoted Gram–Schmidt, or, if ``reuse``, the rows ws.keep
+    holds from the last step — then M⁻¹ A_Iᵀ, C = A_I M⁻¹ A_Iᵀ (eq. 2.80) and its Cholesky factor, M⁻¹ (τ − c)
+    and d = −A_I M⁻¹(τ − c) (eq. 2.88; τ = 0).  Returns the number of rows, or −1 if C's factorization failed
+    — or, for reused rows, if a pivot of C's factor falls below √qr_tolerance times the largest (the rows
+    are nearly dependent now: the caller selects afresh)."""
+    if not reuse:
+        independent_rows(ws.A, nA, n, ws.rigid, fd.qr_tolerance, ws.basis, nbr, ws.resid, ws.norms, ws.keep)
+        ws.counts[C_SELECTIONS] += 1
     ni = 0
     nx = 0
     for r in range(nA):
@@ -277,7 +320,7 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
             for j in range(n):
                 ws.AI[ni, j] = ws.A[r, j]
             ni += 1
-    ws.counts[C_INDEP], ws.counts[C_INPUTS], ws.counts[C_RIGID_BASIS] = ni, nx, nbr
+    ws.counts[C_INDEP], ws.counts[C_INPUTS] = ni, nx
     # M⁻¹ A_Iᵀ, C = A_I M⁻¹ A_Iᵀ (eq. 2.80), M⁻¹ (τ − c), d = −A_I M⁻¹(τ − c) (eq. 2.88); τ = 0
     for i in range(n):
         for k in range(ni):
@@ -301,18 +344,15 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
     for a in range(ni):
         ws.C[a, a] += reg
     if not cholesky(ws.C, ni, ws.LC):
-        return STATUS_NONFINITE
-    _constant_jacobian_parts(md, fd, ws, ni, nx, n, nw, nc, dt)
-    _projected(ws, ni, nx, n, nA)
-    for k in range(ni):
-        ws.v_I[k] = ws.v_target[ws.indep[k]]
-    for k in range(nx):  # warm start: the input rows' velocities stay as they are (§2.4.4)
-        r = ws.indep[ws.inputs[k]]
-        s = 0.0
-        for j in range(n):
-            s += ws.A[r, j] * qvel[j]
-        ws.x[k] = s
-    return 0
+        return -1
+    if reuse:
+        lo, hi = math.inf, 0.0
+        for a in range(ni):
+            lo = min(lo, ws.LC[a, a])
+            hi = max(hi, ws.LC[a, a])
+        if not lo >= math.sqrt(fd.qr_tolerance) * hi:
+            return -1
+    return ni
 
 
 @njit(_nrt=False)
@@ -326,7 +366,7 @@ def _fused_body_bias(md: ModelData, ws: DynamicsWorkspace, qvel: NDArray) -> Non
         ws.bias[i] = 0.0
 
 
-@njit(_nrt=False)
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
 def _constant_jacobian_parts(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, ni: int, nx: int, n: int,
                              nw: int, nc: int, dt: float) -> None:
     """∂λ/∂x = C⁻¹ E / Δt, ∂q̇'[i+1]/∂x = Δt M⁻¹A_Iᵀ ∂λ/∂x, ∂v_c/∂x and A_joint ∂q̇'/∂x."""
@@ -363,7 +403,7 @@ def _constant_jacobian_parts(md: ModelData, fd: DynamicsData, ws: DynamicsWorksp
                 ws.AJdq[c, k] += t * ws.dq[j, k]
 
 
-@njit(_nrt=False)
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
 def _projected(ws: DynamicsWorkspace, ni: int, nx: int, n: int, nA: int) -> None:
     """P A[mrows] (rows of PA), P A_I (input rows of PAI) and P A_Iᵀ ∂λ/∂x (P: projector off the rigid rows), so
     that an evaluation is e = (P A_Iᵀ) λ − (P Aᵀ) f_model and ∂e/∂x = P A_Iᵀ ∂λ/∂x − (P Aᵀ) ∂f_model/∂x
@@ -481,7 +521,7 @@ def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
         _model_force_jacobian(md, fd, ws, nx, nw, na, nm, dt)
 
 
-@njit(_nrt=False)
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
 def _force_balance_jacobian(ws: DynamicsWorkspace, nx: int, nm: int, n: int, J: NDArray) -> None:
     """∂e/∂x = P A_Iᵀ ∂λ/∂x − P Aᵀ ∂f_model/∂x (eq. 2.78) from ws.df of the last evaluation."""
     for i in range(n):
@@ -493,7 +533,7 @@ def _force_balance_jacobian(ws: DynamicsWorkspace, nx: int, nm: int, n: int, J: 
                 J[i, k] -= t * ws.df[m, k]
 
 
-@njit(_nrt=False)
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
 def _model_force_jacobian(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, nx: int, nw: int, na: int,
                           nm: int, dt: float) -> None:
     """∂f_model/∂x of the model rows by the chain rule through q̇'[i+1] (contact: v_c, Rω, Δz; actuators;
@@ -592,7 +632,7 @@ def _dot(a: NDArray, b: NDArray, n: int) -> float:
     return s
 
 
-@njit
+@njit(inline="always")
 def _phi(md, fd, ws, qvel, integral, dt, alpha, n, nx) -> tuple:  # noqa: ANN001
     """φ(α) = ‖e(x + α p)‖² and φ'(α) = 2 eᵀ (∂e/∂x p); the trial point stays in x_t, e_t and its ∂f_model/∂x in
     ws.df.  ∂e/∂x itself is not formed at a trial point (most are the last point of a step, or rejected):
