@@ -335,6 +335,8 @@ def _select_rows(fd: DynamicsData, ws: DynamicsWorkspace, nA: int, n: int, nbr: 
         s = 0.0
         for j in range(n):  # along rows of MinvAT (contiguous, no dependency chain: vectorized)
             t = ws.AI[a, j]
+            if t == 0.0:  # a wheel's row touches only the body and its own chain (block structure of A)
+                continue
             for b in range(a + 1):
                 ws.C[a, b] += t * ws.MinvAT[j, b]
             s += t * ws.Minv_f[j]
@@ -392,6 +394,8 @@ def _constant_jacobian_parts(md: ModelData, fd: DynamicsData, ws: DynamicsWorksp
             ws.dvc[r, k] = 0.0
         for j in range(n):
             t = ws.A[r, j]
+            if t == 0.0:  # block structure of A: the body's and the wheel's chain's columns only
+                continue
             for k in range(nx):
                 ws.dvc[r, k] += t * ws.dq[j, k]
     for c in range(nc):
@@ -399,6 +403,8 @@ def _constant_jacobian_parts(md: ModelData, fd: DynamicsData, ws: DynamicsWorksp
             ws.AJdq[c, k] = 0.0
         for j in range(n):
             t = fd.A_joint[c, j]
+            if t == 0.0:
+                continue
             for k in range(nx):
                 ws.AJdq[c, k] += t * ws.dq[j, k]
 
@@ -470,7 +476,9 @@ def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
     for a in range(ni):  # eq. 2.79: λ = C⁻¹ ((v_I − A_I q̇')/Δt + d), b from eq. 2.61
         s = 0.0
         for j in range(n):
-            s += ws.AI[a, j] * qvel[j]
+            t = ws.AI[a, j]
+            if t != 0.0:  # a wheel's row touches only the body and its own chain (block structure of A)
+                s += t * qvel[j]
         ws.lam[a] = (ws.v_I[a] - s) / dt + ws.d_const[a]
     cho_solve(ws.LC, ni, ws.lam)
     for i in range(n):  # eqs. 2.82–2.83: q̇'[i+1] = q̇' + Δt (M⁻¹(τ − c) + M⁻¹A_Iᵀ λ)
@@ -482,11 +490,14 @@ def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
         for r in range(3):
             s = 0.0
             for j in range(n):
-                s += ws.A[3 * w + r, j] * ws.qn[j]
+                t = ws.A[3 * w + r, j]
+                if t != 0.0:  # only the body's and the wheel's chain's columns
+                    s += t * ws.qn[j]
             ws.vc[w, r] = s
         ws.Rw[w] = md.wheel_radius[w] * ws.qn[md.wheel_frame[w] + 5]
         ws.dzn[w] = ws.dz0[w] + ws.vc[w, 2] * dt
-    _contact(fd, ws)  # eq. 2.71
+    _contact(fd.contact_kind, fd.contact_P, fd.contact_aux, fd.contact_slot, ws.vc, ws.Rw, ws.dzn, ws.fc, ws.df_dv,
+             ws.df_dRw, ws.df_ddz)  # eq. 2.71
     if fd.act_kind != ACTUATOR_IDEAL:  # eq. 2.73
         _actuators(md, fd, ws, integral, dt)
     nm = ws.counts[C_MODEL_ROWS]
@@ -563,21 +574,24 @@ def _model_force_jacobian(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace
 
 
 @njit
-def _contact(fd: DynamicsData, ws: DynamicsWorkspace) -> None:
-    """Eq. 2.71 by the contact model's kernel (CONTACT_MODELS) or its Python callback."""
-    if fd.contact_kind == CONTACT_PYTHON:
-        _python_contact(fd, ws)
+def _contact(kind: int, P: NDArray, aux: NDArray, slot: int, vc: NDArray, Rw: NDArray, dzn: NDArray, fc: NDArray,
+             df_dv: NDArray, df_dRw: NDArray, df_ddz: NDArray) -> None:
+    """Eq. 2.71 by the contact model's kernel (CONTACT_MODELS) or its Python callback.  (Passed its arrays, not
+    the workspace: a call copies and reference-counts every array it is passed.)"""
+    if kind == CONTACT_PYTHON:
+        _python_contact(slot, vc, Rw, dzn, fc, df_dv, df_dRw, df_ddz)
         return
     for entry in literal_unroll(_CONTACT_KERNELS):
-        if fd.contact_kind == entry[0]:
-            entry[1](ws.vc, ws.Rw, ws.dzn, fd.contact_P, fd.contact_aux, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
+        if kind == entry[0]:
+            entry[1](vc, Rw, dzn, P, aux, fc, df_dv, df_dRw, df_ddz)
 
 
 @njit
-def _python_contact(fd: DynamicsData, ws: DynamicsWorkspace) -> None:
+def _python_contact(slot: int, vc: NDArray, Rw: NDArray, dzn: NDArray, fc: NDArray, df_dv: NDArray, df_dRw: NDArray,
+                    df_ddz: NDArray) -> None:
     """A Python contact model (CONTACT_PYTHON), called back from an object-mode block."""
     with numba.objmode():
-        _cb.contact_forces(fd.contact_slot, ws.vc, ws.Rw, ws.dzn, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
+        _cb.contact_forces(slot, vc, Rw, dzn, fc, df_dv, df_dRw, df_ddz)
 
 
 @njit
@@ -662,7 +676,7 @@ def _phi(md, fd, ws, qvel, integral, dt, alpha, n, nx) -> tuple:  # noqa: ANN001
     return _dot(ws.e_t, ws.e_t, n), 2.0 * d
 
 
-@njit
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
 def _line_search(md, fd, ws, qvel, integral, dt, phi0, dphi0, n, nx) -> tuple:  # noqa: ANN001
     """Strong-Wolfe step in (0, 1] (thesis App. D; Nocedal & Wright Alg. 3.2, and Alg. 3.3 with bisection as the
     interpolation): the full Newton step first; if an acceptable step lies in (0, 1), zoom to it.
@@ -693,7 +707,7 @@ def _line_search(md, fd, ws, qvel, integral, dt, phi0, dphi0, n, nx) -> tuple:  
     return a, True
 
 
-@njit
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
 def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
     """Gauss–Newton on ‖e‖² from the warm start ws.x; returns (iterations, ‖e‖).  ws.qn/vc/fc hold the
     final point's velocities and forces.  ∂e/∂x is formed (from the point's ∂f_model/∂x) only where a Newton
