@@ -442,13 +442,21 @@ def _projected(ws: DynamicsWorkspace, ni: int, nx: int, n: int, nA: int) -> None
 
 @njit(inline="always")
 def _project_row(basis: NDArray, nb: int, V: NDArray, m: int, n: int) -> None:
-    """V[m] ← P V[m], P = I − BᵀB with B = basis[:nb] (orthonormal rows)."""
+    """V[m] ← P V[m], P = I − BᵀB with B = basis[:nb] (orthonormal rows).  The rigid rows are mostly unit rows
+    (an ideal actuator's, a locked joint's), so their basis vectors are mostly zeros: those terms are skipped
+    (they add exact zeros)."""
     for b in range(nb):
         d = 0.0
         for j in range(n):
-            d += basis[b, j] * V[m, j]
+            t = basis[b, j]
+            if t != 0.0:
+                d += t * V[m, j]
+        if d == 0.0:
+            continue
         for j in range(n):
-            V[m, j] -= d * basis[b, j]
+            t = basis[b, j]
+            if t != 0.0:
+                V[m, j] -= d * t
 
 
 # ---- one evaluation of the force-balance error (eqs. 2.76–2.83) -------------------------------------------
