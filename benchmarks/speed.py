@@ -323,7 +323,7 @@ def _t_setup(reps, md, td, fd, ws, q, qvel, u, dt):  # noqa: ANN001, ANN201
 @_jit
 def _t_evaluate(reps, md, fd, ws, x, x2, qvel, integral, dt, e, J):  # noqa: ANN001, ANN201
     for i in range(reps):  # two points in turn: the same point over and over runs unrealistically fast
-        D._evaluate(md, fd, ws, x if i % 2 == 0 else x2, qvel, integral, dt, True, e, J)
+        D._residual(md, fd, ws, x if i % 2 == 0 else x2, qvel, integral, dt, True, e)
     return e[0]
 
 
@@ -383,17 +383,17 @@ def count_evaluations(cd, md, td, fd, ws, Q: NDArray, QV: NDArray, U: NDArray, i
     compiled evaluation, which is counted.  Same arithmetic as the compiled step."""
     del cd
     n = md.parent.shape[0] + 5
-    names = ("_evaluate", "_phi", "_line_search")
+    names = ("_residual", "_phi", "_line_search")
     saved = {k: getattr(D, k) for k in names}
     calls = [0]
 
     def counted(*args):  # noqa: ANN002, ANN202
         calls[0] += 1
-        return saved["_evaluate"](*args)
+        return saved["_residual"](*args)
 
     evals, iters = [], []
     try:
-        D._evaluate = counted
+        D._residual = counted
         D._phi = saved["_phi"].py_func
         D._line_search = saved["_line_search"].py_func
         newton = D._newton.py_func
@@ -464,12 +464,15 @@ def profile_step(terrain_id: int = 1, dt: float = PROFILE_DT, kind: str = "linea
     t("step", _t_step, md, td, fd, ws, q, qvel, u, integral, dt, qn, qvn)
     us["step_run"] = _time_us(_t_step_run, md, td, fd, ws, Q, QV, U, integral, dt, qn, qvn, target_s=0.05,
                               repeats=max(3, repeats // 2)) / Q.shape[0]
-    evals, iters = count_evaluations(cd, md, td, fd, ws, Q, QV, U, integral, dt)
+    ws_run = D.dynamics_workspace(md, fd)  # the run's states in order: how often the rows are selected afresh
+    evals, iters = count_evaluations(cd, md, td, fd, ws_run, Q, QV, U, integral, dt)
+    selections = float(ws_run.counts[D.C_SELECTIONS]) / max(Q.shape[0], 1)
     evals_state, iters_state = count_evaluations(cd, md, td, fd, ws, Q[state:state + 1], QV[state:state + 1],
                                                  U[state:state + 1], integral, dt)
     return {"us": us, "run_us": run_us, "evals_per_step": float(evals.mean()) if evals.size else float("nan"),
             "iters_per_step": float(iters.mean()) if iters.size else float("nan"),
             "evals_state": float(evals_state[0]) if evals_state.size else float("nan"),
+            "selections_per_step": selections,
             "iters_state": float(iters_state[0]) if iters_state.size else float("nan"),
             "recorded_iters": float(res.iterations[:-1].mean()), "nw": nw, "n": n, "nA": nA,
             "ni": int(ws.counts[D.C_INDEP]), "nx": int(ws.counts[D.C_INPUTS]), "terrain": terrain_id, "state": state,
@@ -587,14 +590,16 @@ PROFILE_ROWS = (  # key, label, calls per step (None: from the data), C++ µs (p
     ("cholesky", "Cholesky of M", 1, None),
     ("rnea", "RNEA (bias c, Alg. 4)", 1, "rnea"),
     ("jacobians", "wheel Jacobians (Alg. 2), 4 wheels", 1, "jacobians"),
-    ("independent", "independent rows (Gram–Schmidt with pivoting, eqs. 2.66–2.68)", 1, None),
+    ("independent", "independent rows (Gram–Schmidt with pivoting, eqs. 2.66–2.68; calls: fraction of the run's "
+     "steps that select afresh)", "selections", None),
     ("constant_parts", "per-step constant Jacobian parts (∂λ/∂x, ∂q̇'/∂x, ∂v_c/∂x)", 1, None),
     ("projected", "projected matrices (P Aᵀ, P A_Iᵀ, P A_Iᵀ ∂λ/∂x)", 1, None),
     ("setup_rest", "rest of the set-up (A, M⁻¹A_Iᵀ, C and its Cholesky, warm start)", 1, None),
-    ("setup", "**whole set-up** (`_setup`)", 1, None),
-    ("evaluate", "one force-balance evaluation e(x) with ∂e/∂x (contact model included)", "evals", None),
+    ("setup", "**whole set-up** (`_setup`; at the state, the selection reused)", 1, None),
+    ("evaluate", "one force-balance evaluation e(x) with ∂f_model/∂x (contact model included)", "evals", None),
     ("newton", "**Newton loop** (`_newton`, from the warm start)", 1, None),
-    ("newton_rest", "– of which besides the evaluations (JᵀJ, its Cholesky, line-search logic)", 1, None),
+    ("newton_rest", "– of which besides the evaluations (∂e/∂x once per Newton step, JᵀJ, its Cholesky, line "
+     "search)", 1, None),
     ("step", "**whole `force_balance_step`** at the profiled state", 1, "step_rough"),
     ("step_run", "whole `force_balance_step`, mean over the run's states", 1, None),
     ("run", "one step of `Simulator.run` (rollout: FK, controller, step, recording)", 1, None),
@@ -607,9 +612,10 @@ def _profile_values(p: dict) -> dict[str, tuple[float, float]]:
     """key -> (µs per call, calls per step)."""
     us = dict(p["us"])
     us["run"] = p["run_us"]
-    us["setup_rest"] = us["setup"] - us["fk"] - sum(us[k] for k in SETUP_PARTS)
+    # the set-up timed over and over at one state reuses its independent-row selection
+    us["setup_rest"] = us["setup"] - us["fk"] - sum(us[k] for k in SETUP_PARTS if k != "independent")
     us["newton_rest"] = us["newton"] - p["evals_state"] * us["evaluate"]
-    calls = {"evals": p["evals_state"]}
+    calls = {"evals": p["evals_state"], "selections": p.get("selections_per_step", 1.0)}
     return {k: (us[k], float(calls[c]) if isinstance(c, str) else float(c)) for k, _, c, _ in PROFILE_ROWS}
 
 

@@ -181,7 +181,7 @@ class Stepper:
 
     def reset(self, data: SimData, q: ArrayLike | None = None, qvel: ArrayLike | None = None) -> SimData:
         """Back to time 0 at state ``q`` (default :meth:`initial_state`) with velocity ``qvel`` (default 0):
-        integrals zeroed, contact set and cached mass matrix dropped."""
+        integrals zeroed, contact set, cached mass matrix and independent-row selection dropped."""
         m = self.model
         q = self.initial_state() if q is None else checks.state("q", q, m.num_states)
         data.q[:] = q
@@ -192,9 +192,10 @@ class Stepper:
         data.t, data.steps, data.iterations, data.converged = 0.0, 0, 0, True
         ws = data.workspace
         if self.mode == "dynamic":
-            from wmr_dynamics.compiled.dynamics import C_MASS_READY
+            from wmr_dynamics.compiled.dynamics import C_MASS_READY, C_SELECTION
 
             ws.counts[C_MASS_READY] = 0
+            ws.counts[C_SELECTION] = 0  # the independent rows are selected afresh at the first step
         else:
             ws.row_weight[:] = 1.0
         return data

@@ -32,13 +32,12 @@ from wmr_dynamics.actuators import ACTUATOR_MODELS
 from wmr_dynamics.compiled import callbacks as _cb
 from wmr_dynamics.compiled.collision import wheel_contacts_kernel
 from wmr_dynamics.compiled.data import ModelData, TerrainData
+from wmr_dynamics.compiled.kinematics import _forward_kinematics, _wheel_jacobian  # Alg. 1, 2 inlined
 from wmr_dynamics.compiled.linalg import cho_solve, cho_solve_columns, cholesky, independent_rows, orthonormal_rows
 from wmr_dynamics.contact_models.registry import CONTACT_MODELS
 from wmr_dynamics.dynamics.rigid_body import _crba, _plucker_all, _rnea
 from wmr_dynamics.joint_models import JOINT_MODELS
 from wmr_dynamics.kinematics.enhanced import _body_force
-from wmr_dynamics.kinematics.fk import _forward_kinematics
-from wmr_dynamics.kinematics.jacobians import _wheel_jacobian
 from wmr_dynamics.kinematics.state import _euler_step
 from wmr_dynamics.registry import PYTHON, RIGID
 
@@ -92,6 +91,10 @@ C_INPUTS = 1  # of those, the input rows (the force balance's unknowns x)
 C_RIGID_BASIS = 2  # orthonormal basis vectors of the rigid rows (projection P)
 C_MASS_READY = 3  # 1: ws.M / ws.LM hold M and its factor (constant_mass: reuse them)
 C_MODEL_ROWS = 4  # model-force rows (every non-rigid row, ws.mrows)
+C_SELECTION = 5  # 1: ws.keep holds the last step's independent rows, reusable (full row rank; see _select_rows)
+C_SELECTION_CONTACTS = 6  # bit w set: wheel w was in contact (Δz ≤ 0) when that selection was made
+C_SELECTIONS = 7  # selections computed by the pivoted Gram–Schmidt since the workspace was made (diagnostics)
+N_COUNTS = 8
 
 
 class DynamicsWorkspace(NamedTuple):
@@ -162,11 +165,11 @@ class DynamicsWorkspace(NamedTuple):
     J: NDArray
     x_t: NDArray
     e_t: NDArray
-    J_t: NDArray
-    counts: NDArray  # (5,) int64: this step's counts and the mass-matrix flag, indexed by the C_* names below
+    dir_work: NDArray  # (2, max(n, nA)): the line search's ∂e/∂x p (row 0) and ∂f_model/∂x p (row 1)
+    counts: NDArray  # (N_COUNTS,) int64: this step's counts and the cached-selection and mass-matrix flags (C_*)
     mrows: NDArray  # (nA,) int64: the model-force rows (every non-rigid row)
-    PAT: NDArray  # (n, nA): P A[mrows]ᵀ
-    PAIT: NDArray  # (n, n): P A_Iᵀ
+    PA: NDArray  # (nA, n): row m is P A[mrows[m]] (the rows of P A[mrows]ᵀ, so products run along rows)
+    PAI: NDArray  # (n, n): row a is P A_I[a] (input rows only)
     PG0: NDArray  # (n, n): P A_Iᵀ ∂λ/∂x
     # adaptive sub-stepping
     q_cur: NDArray
@@ -203,14 +206,15 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
         z((nw, 3)), z((nw, 3, 3)), z((nw, 3)), z((nw, 3)),  # fc, df_dv, df_dRw, df_ddz
         z(nA), z((nA, n)),  # f_model, df
         z(na1), z(na1), z(na1), z((na1, na1)), z(na1),  # actuator work
-        z(n), z(n), z(n), z((n, n)), z(n), z((n, n)), z(n), z(n), z((n, n)),  # x, p, grad, H, e, J, x_t, e_t, J_t
-        np.zeros(5, dtype=np.int64),  # counts
-        np.zeros(nA, dtype=np.int64), z((n, nA)), z((n, n)), z((n, n)),  # mrows, PAT, PAIT, PG0
+        z(n), z(n), z(n), z((n, n)), z(n), z((n, n)), z(n), z(n), z((2, max(n, nA))),  # x, p, grad, H, e, J, x_t,
+        # e_t, dir_work
+        np.zeros(N_COUNTS, dtype=np.int64),  # counts
+        np.zeros(nA, dtype=np.int64), z((nA, n)), z((n, n)), z((n, n)),  # mrows, PA, PAI, PG0
         z(nq), z(n), z(nq), z(n), z(na1))  # sub-stepping
 
 
 # ---- per-step set-up (steps 1–2 of the force_balance module docstring) -----------------------------------
-@njit
+@njit(_nrt=False)
 def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray, qvel: NDArray,
            u: NDArray, dt: float) -> int:
     """FK, collision, M and c, A (eq. 2.55), independent rows (2.66–2.68), C (2.80) and the constant parts of
@@ -265,43 +269,23 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
         ws.rigid[r] = False
     # independent rows (eqs. 2.66–2.68): rigid rows first, their span is also the projector's
     nbr = orthonormal_rows(ws.A, nA, n, ws.rigid, ws.basis)
-    independent_rows(ws.A, nA, n, ws.rigid, fd.qr_tolerance, ws.basis, nbr, ws.resid, ws.norms, ws.keep)
-    ni = 0
-    nx = 0
-    for r in range(nA):
-        if ws.keep[r]:
-            ws.indep[ni] = r
-            if not ws.rigid[r]:
-                ws.inputs[nx] = ni
-                nx += 1
-            for j in range(n):
-                ws.AI[ni, j] = ws.A[r, j]
-            ni += 1
-    ws.counts[C_INDEP], ws.counts[C_INPUTS], ws.counts[C_RIGID_BASIS] = ni, nx, nbr
-    # M⁻¹ A_Iᵀ, C = A_I M⁻¹ A_Iᵀ (eq. 2.80), M⁻¹ (τ − c), d = −A_I M⁻¹(τ − c) (eq. 2.88); τ = 0
-    for i in range(n):
-        for k in range(ni):
-            ws.MinvAT[i, k] = ws.AI[k, i]
-        ws.Minv_f[i] = -ws.bias[i]
-    cho_solve_columns(ws.LM, n, ws.MinvAT, ni)
-    cho_solve(ws.LM, n, ws.Minv_f)
-    tr = 0.0
-    for a in range(ni):
-        for b in range(a + 1):  # C is symmetric: the lower triangle is all the Cholesky factor reads
-            s = 0.0
-            for j in range(n):
-                s += ws.AI[a, j] * ws.MinvAT[j, b]
-            ws.C[a, b] = s
-        tr += ws.C[a, a]
-        s = 0.0
-        for j in range(n):
-            s += ws.AI[a, j] * ws.Minv_f[j]
-        ws.d_const[a] = -s
-    reg = 1e-12 * tr / max(ni, 1)
-    for a in range(ni):
-        ws.C[a, a] += reg
-    if not cholesky(ws.C, ni, ws.LC):
+    ws.counts[C_RIGID_BASIS] = nbr
+    contacts = 0
+    for w in range(nw):
+        if ws.dz0[w] <= 0.0:
+            contacts |= 1 << w
+    reuse = ws.counts[C_SELECTION] == 1 and ws.counts[C_SELECTION_CONTACTS] == contacts
+    ni = _select_rows(fd, ws, nA, n, nbr, reuse)
+    if reuse and ni < 0:  # the kept rows have become nearly dependent: select afresh
+        reuse = False
+        ni = _select_rows(fd, ws, nA, n, nbr, reuse)
+    if ni < 0:
         return STATUS_NONFINITE
+    # the selection is reused by the next step if it has full row rank (then every dropped row lies in the span
+    # of the kept ones, however A moves) and the wheels in contact stay the same
+    ws.counts[C_SELECTION] = 1 if ni == n else 0
+    ws.counts[C_SELECTION_CONTACTS] = contacts
+    nx = ws.counts[C_INPUTS]
     _constant_jacobian_parts(md, fd, ws, ni, nx, n, nw, nc, dt)
     _projected(ws, ni, nx, n, nA)
     for k in range(ni):
@@ -315,7 +299,65 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
     return 0
 
 
-@njit
+@njit(_nrt=False)
+def _select_rows(fd: DynamicsData, ws: DynamicsWorkspace, nA: int, n: int, nbr: int, reuse: bool) -> int:
+    """The independent rows A_I (eqs. 2.66–2.68) — by pivoted Gram–Schmidt, or, if ``reuse``, the rows ws.keep
+    holds from the last step — then M⁻¹ A_Iᵀ, C = A_I M⁻¹ A_Iᵀ (eq. 2.80) and its Cholesky factor, M⁻¹ (τ − c)
+    and d = −A_I M⁻¹(τ − c) (eq. 2.88; τ = 0).  Returns the number of rows, or −1 if C's factorization failed
+    — or, for reused rows, if a pivot of C's factor falls below √qr_tolerance times the largest (the rows
+    are nearly dependent now: the caller selects afresh)."""
+    if not reuse:
+        independent_rows(ws.A, nA, n, ws.rigid, fd.qr_tolerance, ws.basis, nbr, ws.resid, ws.norms, ws.keep)
+        ws.counts[C_SELECTIONS] += 1
+    ni = 0
+    nx = 0
+    for r in range(nA):
+        if ws.keep[r]:
+            ws.indep[ni] = r
+            if not ws.rigid[r]:
+                ws.inputs[nx] = ni
+                nx += 1
+            for j in range(n):
+                ws.AI[ni, j] = ws.A[r, j]
+            ni += 1
+    ws.counts[C_INDEP], ws.counts[C_INPUTS] = ni, nx
+    # M⁻¹ A_Iᵀ, C = A_I M⁻¹ A_Iᵀ (eq. 2.80), M⁻¹ (τ − c), d = −A_I M⁻¹(τ − c) (eq. 2.88); τ = 0
+    for i in range(n):
+        for k in range(ni):
+            ws.MinvAT[i, k] = ws.AI[k, i]
+        ws.Minv_f[i] = -ws.bias[i]
+    cho_solve_columns(ws.LM, n, ws.MinvAT, ni)
+    cho_solve(ws.LM, n, ws.Minv_f)
+    tr = 0.0
+    for a in range(ni):  # C is symmetric: the lower triangle is all the Cholesky factor reads
+        for b in range(a + 1):
+            ws.C[a, b] = 0.0
+        s = 0.0
+        for j in range(n):  # along rows of MinvAT (contiguous, no dependency chain: vectorized)
+            t = ws.AI[a, j]
+            if t == 0.0:  # a wheel's row touches only the body and its own chain (block structure of A)
+                continue
+            for b in range(a + 1):
+                ws.C[a, b] += t * ws.MinvAT[j, b]
+            s += t * ws.Minv_f[j]
+        ws.d_const[a] = -s
+        tr += ws.C[a, a]
+    reg = 1e-12 * tr / max(ni, 1)
+    for a in range(ni):
+        ws.C[a, a] += reg
+    if not cholesky(ws.C, ni, ws.LC):
+        return -1
+    if reuse:
+        lo, hi = math.inf, 0.0
+        for a in range(ni):
+            lo = min(lo, ws.LC[a, a])
+            hi = max(hi, ws.LC[a, a])
+        if not lo >= math.sqrt(fd.qr_tolerance) * hi:
+            return -1
+    return ni
+
+
+@njit(_nrt=False)
 def _fused_body_bias(md: ModelData, ws: DynamicsWorkspace, qvel: NDArray) -> None:
     """Eq. 2.89: c = [−f_b; 0] with f_b of eq. 2.44 — the vehicle as one rigid body of composite inertia I_b
     (CRBA's Ic[0] = M[:6, :6], body axes about the body origin) moving with the body's velocity v_b."""
@@ -326,7 +368,7 @@ def _fused_body_bias(md: ModelData, ws: DynamicsWorkspace, qvel: NDArray) -> Non
         ws.bias[i] = 0.0
 
 
-@njit
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
 def _constant_jacobian_parts(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, ni: int, nx: int, n: int,
                              nw: int, nc: int, dt: float) -> None:
     """∂λ/∂x = C⁻¹ E / Δt, ∂q̇'[i+1]/∂x = Δt M⁻¹A_Iᵀ ∂λ/∂x, ∂v_c/∂x and A_joint ∂q̇'/∂x."""
@@ -336,53 +378,85 @@ def _constant_jacobian_parts(md: ModelData, fd: DynamicsData, ws: DynamicsWorksp
     for k in range(nx):
         ws.dlam[ws.inputs[k], k] = 1.0 / dt
     cho_solve_columns(ws.LC, ni, ws.dlam, nx)
+    # the products below run along rows (k innermost: contiguous, no dependency chain, vectorized); each
+    # element still sums its terms in the same order
     for i in range(n):
         for k in range(nx):
-            s = 0.0
-            for a in range(ni):
-                s += ws.MinvAT[i, a] * ws.dlam[a, k]
-            ws.dq[i, k] = dt * s
+            ws.dq[i, k] = 0.0
+        for a in range(ni):
+            t = ws.MinvAT[i, a]
+            for k in range(nx):
+                ws.dq[i, k] += t * ws.dlam[a, k]
+        for k in range(nx):
+            ws.dq[i, k] *= dt
     for r in range(3 * nw):
         for k in range(nx):
-            s = 0.0
-            for j in range(n):
-                s += ws.A[r, j] * ws.dq[j, k]
-            ws.dvc[r, k] = s
+            ws.dvc[r, k] = 0.0
+        for j in range(n):
+            t = ws.A[r, j]
+            if t == 0.0:  # block structure of A: the body's and the wheel's chain's columns only
+                continue
+            for k in range(nx):
+                ws.dvc[r, k] += t * ws.dq[j, k]
     for c in range(nc):
         for k in range(nx):
-            s = 0.0
-            for j in range(n):
-                s += fd.A_joint[c, j] * ws.dq[j, k]
-            ws.AJdq[c, k] = s
+            ws.AJdq[c, k] = 0.0
+        for j in range(n):
+            t = fd.A_joint[c, j]
+            if t == 0.0:
+                continue
+            for k in range(nx):
+                ws.AJdq[c, k] += t * ws.dq[j, k]
 
 
-@njit
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
 def _projected(ws: DynamicsWorkspace, ni: int, nx: int, n: int, nA: int) -> None:
-    """P A[mrows]ᵀ, P A_Iᵀ (input columns) and P A_Iᵀ ∂λ/∂x (P: projector off the rigid rows), so that an
-    evaluation is e = (P A_Iᵀ) λ − (P Aᵀ) f_model and ∂e/∂x = P A_Iᵀ ∂λ/∂x − (P Aᵀ) ∂f_model/∂x (eq. 2.78).
-    The rigid rows' columns of P A_Iᵀ vanish (P removes exactly their directions), so only input
-    columns are formed."""
+    """P A[mrows] (rows of PA), P A_I (input rows of PAI) and P A_Iᵀ ∂λ/∂x (P: projector off the rigid rows), so
+    that an evaluation is e = (P A_Iᵀ) λ − (P Aᵀ) f_model and ∂e/∂x = P A_Iᵀ ∂λ/∂x − (P Aᵀ) ∂f_model/∂x
+    (eq. 2.78).  The rigid rows' columns of P A_Iᵀ vanish (P removes exactly their directions), so only input
+    rows are formed."""
+    nb = ws.counts[C_RIGID_BASIS]
     nm = 0
     for r in range(nA):
         if not ws.rigid[r]:
             ws.mrows[nm] = r
             for i in range(n):
-                ws.PAT[i, nm] = ws.A[r, i]
-            _project_column(ws, ws.PAT, nm, n)
+                ws.PA[nm, i] = ws.A[r, i]
+            _project_row(ws.basis, nb, ws.PA, nm, n)
             nm += 1
     ws.counts[C_MODEL_ROWS] = nm
     for k in range(nx):
         a = ws.inputs[k]
         for i in range(n):
-            ws.PAIT[i, a] = ws.AI[a, i]
-        _project_column(ws, ws.PAIT, a, n)
+            ws.PAI[a, i] = ws.AI[a, i]
+        _project_row(ws.basis, nb, ws.PAI, a, n)
     for i in range(n):
         for k in range(nx):
-            s = 0.0
-            for kk in range(nx):
-                a = ws.inputs[kk]
-                s += ws.PAIT[i, a] * ws.dlam[a, k]
-            ws.PG0[i, k] = s
+            ws.PG0[i, k] = 0.0
+        for kk in range(nx):
+            a = ws.inputs[kk]
+            t = ws.PAI[a, i]
+            for k in range(nx):
+                ws.PG0[i, k] += t * ws.dlam[a, k]
+
+
+@njit(inline="always")
+def _project_row(basis: NDArray, nb: int, V: NDArray, m: int, n: int) -> None:
+    """V[m] ← P V[m], P = I − BᵀB with B = basis[:nb] (orthonormal rows).  The rigid rows are mostly unit rows
+    (an ideal actuator's, a locked joint's), so their basis vectors are mostly zeros: those terms are skipped
+    (they add exact zeros)."""
+    for b in range(nb):
+        d = 0.0
+        for j in range(n):
+            t = basis[b, j]
+            if t != 0.0:
+                d += t * V[m, j]
+        if d == 0.0:
+            continue
+        for j in range(n):
+            t = basis[b, j]
+            if t != 0.0:
+                V[m, j] -= d * t
 
 
 # ---- one evaluation of the force-balance error (eqs. 2.76–2.83) -------------------------------------------
@@ -390,6 +464,16 @@ def _projected(ws: DynamicsWorkspace, ni: int, nx: int, n: int, nA: int) -> None
 def _evaluate(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray, qvel: NDArray, integral: NDArray,
               dt: float, need_jac: bool, e: NDArray, J: NDArray) -> None:
     """e(x) (and ∂e/∂x if ``need_jac``) into e, J; leaves q̇'[i+1], v_c and the contact forces in ws."""
+    _residual(md, fd, ws, x, qvel, integral, dt, need_jac, e)
+    if need_jac:
+        _force_balance_jacobian(ws, ws.counts[C_INPUTS], ws.counts[C_MODEL_ROWS], md.parent.shape[0] + 5, J)
+
+
+@njit
+def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray, qvel: NDArray, integral: NDArray,
+              dt: float, need_df: bool, e: NDArray) -> None:
+    """e(x) into e, and ∂f_model/∂x into ws.df if ``need_df`` (from which :func:`_force_balance_jacobian` forms
+    ∂e/∂x when it is needed); leaves q̇'[i+1], v_c and the contact forces in ws."""
     nf = md.parent.shape[0]
     n = nf + 5
     nw = md.wheel_frame.shape[0]
@@ -400,7 +484,9 @@ def _evaluate(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
     for a in range(ni):  # eq. 2.79: λ = C⁻¹ ((v_I − A_I q̇')/Δt + d), b from eq. 2.61
         s = 0.0
         for j in range(n):
-            s += ws.AI[a, j] * qvel[j]
+            t = ws.AI[a, j]
+            if t != 0.0:  # a wheel's row touches only the body and its own chain (block structure of A)
+                s += t * qvel[j]
         ws.lam[a] = (ws.v_I[a] - s) / dt + ws.d_const[a]
     cho_solve(ws.LC, ni, ws.lam)
     for i in range(n):  # eqs. 2.82–2.83: q̇'[i+1] = q̇' + Δt (M⁻¹(τ − c) + M⁻¹A_Iᵀ λ)
@@ -412,11 +498,14 @@ def _evaluate(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
         for r in range(3):
             s = 0.0
             for j in range(n):
-                s += ws.A[3 * w + r, j] * ws.qn[j]
+                t = ws.A[3 * w + r, j]
+                if t != 0.0:  # only the body's and the wheel's chain's columns
+                    s += t * ws.qn[j]
             ws.vc[w, r] = s
         ws.Rw[w] = md.wheel_radius[w] * ws.qn[md.wheel_frame[w] + 5]
         ws.dzn[w] = ws.dz0[w] + ws.vc[w, 2] * dt
-    _contact(fd, ws)  # eq. 2.71
+    _contact(fd.contact_kind, fd.contact_P, fd.contact_aux, fd.contact_slot, ws.vc, ws.Rw, ws.dzn, ws.fc, ws.df_dv,
+             ws.df_dRw, ws.df_ddz)  # eq. 2.71
     if fd.act_kind != ACTUATOR_IDEAL:  # eq. 2.73
         _actuators(md, fd, ws, integral, dt)
     nm = ws.counts[C_MODEL_ROWS]
@@ -434,26 +523,36 @@ def _evaluate(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
             f, df_dc, df_dcdot = _joint_force(fd, k, ws.c_joint[k] + dt * s, s)
             ws.f_model[m] = f
             ws.joint_g[k] = df_dc * dt + df_dcdot
-    for i in range(n):  # eq. 2.78 projected: e = P A_Iᵀλ − P Aᵀ f_model (rigid rows' P A_Iᵀ columns are 0)
-        s = 0.0
+    # eq. 2.78 projected: e = P A_Iᵀλ − P Aᵀ f_model (rigid rows' P A_Iᵀ columns are 0), accumulated along the
+    # rows of PAI and PA (vectorized), each e[i] summing its terms in the order k, then m
+    for i in range(n):
+        e[i] = 0.0
+    for k in range(nx):
+        a = ws.inputs[k]
+        t = ws.lam[a]
+        for i in range(n):
+            e[i] += ws.PAI[a, i] * t
+    for m in range(nm):
+        t = ws.f_model[m]
+        for i in range(n):
+            e[i] -= ws.PA[m, i] * t
+    if need_df:
+        _model_force_jacobian(md, fd, ws, nx, nw, na, nm, dt)
+
+
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
+def _force_balance_jacobian(ws: DynamicsWorkspace, nx: int, nm: int, n: int, J: NDArray) -> None:
+    """∂e/∂x = P A_Iᵀ ∂λ/∂x − P Aᵀ ∂f_model/∂x (eq. 2.78) from ws.df of the last evaluation."""
+    for i in range(n):
         for k in range(nx):
-            a = ws.inputs[k]
-            s += ws.PAIT[i, a] * ws.lam[a]
+            J[i, k] = ws.PG0[i, k]
         for m in range(nm):
-            s -= ws.PAT[i, m] * ws.f_model[m]
-        e[i] = s
-    if not need_jac:
-        return
-    _model_force_jacobian(md, fd, ws, nx, nw, na, nm, dt)
-    for i in range(n):  # ∂e/∂x = P A_Iᵀ ∂λ/∂x − P Aᵀ ∂f_model/∂x
-        for k in range(nx):
-            s = ws.PG0[i, k]
-            for m in range(nm):
-                s -= ws.PAT[i, m] * ws.df[m, k]
-            J[i, k] = s
+            t = ws.PA[m, i]
+            for k in range(nx):
+                J[i, k] -= t * ws.df[m, k]
 
 
-@njit
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
 def _model_force_jacobian(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, nx: int, nw: int, na: int,
                           nm: int, dt: float) -> None:
     """∂f_model/∂x of the model rows by the chain rule through q̇'[i+1] (contact: v_c, Rω, Δz; actuators;
@@ -483,31 +582,24 @@ def _model_force_jacobian(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace
 
 
 @njit
-def _project_column(ws: DynamicsWorkspace, J: NDArray, k: int, n: int) -> None:
-    for b in range(ws.counts[C_RIGID_BASIS]):
-        d = 0.0
-        for j in range(n):
-            d += ws.basis[b, j] * J[j, k]
-        for j in range(n):
-            J[j, k] -= d * ws.basis[b, j]
-
-
-@njit
-def _contact(fd: DynamicsData, ws: DynamicsWorkspace) -> None:
-    """Eq. 2.71 by the contact model's kernel (CONTACT_MODELS) or its Python callback."""
-    if fd.contact_kind == CONTACT_PYTHON:
-        _python_contact(fd, ws)
+def _contact(kind: int, P: NDArray, aux: NDArray, slot: int, vc: NDArray, Rw: NDArray, dzn: NDArray, fc: NDArray,
+             df_dv: NDArray, df_dRw: NDArray, df_ddz: NDArray) -> None:
+    """Eq. 2.71 by the contact model's kernel (CONTACT_MODELS) or its Python callback.  (Passed its arrays, not
+    the workspace: a call copies and reference-counts every array it is passed.)"""
+    if kind == CONTACT_PYTHON:
+        _python_contact(slot, vc, Rw, dzn, fc, df_dv, df_dRw, df_ddz)
         return
     for entry in literal_unroll(_CONTACT_KERNELS):
-        if fd.contact_kind == entry[0]:
-            entry[1](ws.vc, ws.Rw, ws.dzn, fd.contact_P, fd.contact_aux, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
+        if kind == entry[0]:
+            entry[1](vc, Rw, dzn, P, aux, fc, df_dv, df_dRw, df_ddz)
 
 
 @njit
-def _python_contact(fd: DynamicsData, ws: DynamicsWorkspace) -> None:
+def _python_contact(slot: int, vc: NDArray, Rw: NDArray, dzn: NDArray, fc: NDArray, df_dv: NDArray, df_dRw: NDArray,
+                    df_ddz: NDArray) -> None:
     """A Python contact model (CONTACT_PYTHON), called back from an object-mode block."""
     with numba.objmode():
-        _cb.contact_forces(fd.contact_slot, ws.vc, ws.Rw, ws.dzn, ws.fc, ws.df_dv, ws.df_dRw, ws.df_ddz)
+        _cb.contact_forces(slot, vc, Rw, dzn, fc, df_dv, df_dRw, df_ddz)
 
 
 @njit
@@ -554,7 +646,7 @@ def _python_actuator(fd: DynamicsData, ws: DynamicsWorkspace, na: int, dt: float
 
 
 # ---- Newton iteration with the strong-Wolfe line search (eq. 2.84, App. D) --------------------------------
-@njit
+@njit(_nrt=False)
 def _dot(a: NDArray, b: NDArray, n: int) -> float:
     s = 0.0
     for i in range(n):
@@ -562,27 +654,42 @@ def _dot(a: NDArray, b: NDArray, n: int) -> float:
     return s
 
 
-@njit
+@njit(inline="always")
 def _phi(md, fd, ws, qvel, integral, dt, alpha, n, nx) -> tuple:  # noqa: ANN001
-    """φ(α) = ‖e(x + α p)‖² and φ'(α) = 2 (∂e/∂x ᵀ e)·p; the trial point stays in x_t, e_t, J_t."""
+    """φ(α) = ‖e(x + α p)‖² and φ'(α) = 2 eᵀ (∂e/∂x p); the trial point stays in x_t, e_t and its ∂f_model/∂x in
+    ws.df.  ∂e/∂x itself is not formed at a trial point (most are the last point of a step, or rejected):
+    ∂e/∂x p = P A_Iᵀ ∂λ/∂x p − P Aᵀ (∂f_model/∂x p) costs a matrix–vector product less per model row."""
     for k in range(nx):
         ws.x_t[k] = ws.x[k] + alpha * ws.p[k]
-    _evaluate(md, fd, ws, ws.x_t, qvel, integral, dt, True, ws.e_t, ws.J_t)
-    d = 0.0
-    for k in range(nx):
+    _residual(md, fd, ws, ws.x_t, qvel, integral, dt, True, ws.e_t)
+    nm = ws.counts[C_MODEL_ROWS]
+    w = ws.dir_work
+    for m in range(nm):
         s = 0.0
+        for k in range(nx):
+            s += ws.df[m, k] * ws.p[k]
+        w[1, m] = s
+    for i in range(n):
+        s = 0.0
+        for k in range(nx):
+            s += ws.PG0[i, k] * ws.p[k]
+        w[0, i] = s
+    for m in range(nm):
+        t = w[1, m]
         for i in range(n):
-            s += ws.J_t[i, k] * ws.e_t[i]
-        d += s * ws.p[k]
+            w[0, i] -= ws.PA[m, i] * t
+    d = 0.0
+    for i in range(n):
+        d += ws.e_t[i] * w[0, i]
     return _dot(ws.e_t, ws.e_t, n), 2.0 * d
 
 
-@njit
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
 def _line_search(md, fd, ws, qvel, integral, dt, phi0, dphi0, n, nx) -> tuple:  # noqa: ANN001
     """Strong-Wolfe step in (0, 1] (thesis App. D; Nocedal & Wright Alg. 3.2, and Alg. 3.3 with bisection as the
     interpolation): the full Newton step first; if an acceptable step lies in (0, 1), zoom to it.
 
-    Returns (α, α is the last point evaluated, i.e. x_t/e_t/J_t hold it)."""
+    Returns (α, α is the last point evaluated, i.e. x_t/e_t/ws.df hold it)."""
     phi1, dphi1 = _phi(md, fd, ws, qvel, integral, dt, 1.0, n, nx)
     if phi1 <= phi0 + C1 * dphi0 and abs(dphi1) <= -C2 * dphi0:
         return 1.0, True
@@ -608,27 +715,32 @@ def _line_search(md, fd, ws, qvel, integral, dt, phi0, dphi0, n, nx) -> tuple:  
     return a, True
 
 
-@njit
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
 def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
     """Gauss–Newton on ‖e‖² from the warm start ws.x; returns (iterations, ‖e‖).  ws.qn/vc/fc hold the
-    final point's velocities and forces."""
+    final point's velocities and forces.  ∂e/∂x is formed (from the point's ∂f_model/∂x) only where a Newton
+    step is taken from the point: not at the point that ends the loop."""
     nx = ws.counts[C_INPUTS]
-    _evaluate(md, fd, ws, ws.x, qvel, integral, dt, True, ws.e, ws.J)
+    _residual(md, fd, ws, ws.x, qvel, integral, dt, True, ws.e)
     it = 0
     norm = math.sqrt(_dot(ws.e, ws.e, n))
     while it < fd.max_iterations and norm > fd.tolerance:
         it += 1
-        tr = 0.0
-        for a in range(nx):  # H = JᵀJ (Gauss–Newton Hessian of eq. 2.84, halved), g = Jᵀe
-            s = 0.0
-            for i in range(n):
-                s += ws.J[i, a] * ws.e[i]
-            ws.grad[a] = s
+        _force_balance_jacobian(ws, nx, ws.counts[C_MODEL_ROWS], n, ws.J)
+        # H = JᵀJ (Gauss–Newton Hessian of eq. 2.84, halved), g = Jᵀe, accumulated along J's rows
+        for a in range(nx):
+            ws.grad[a] = 0.0
             for b in range(a + 1):
-                s = 0.0
-                for i in range(n):
-                    s += ws.J[i, a] * ws.J[i, b]
-                ws.H[a, b] = s
+                ws.H[a, b] = 0.0
+        for i in range(n):
+            ei = ws.e[i]
+            for a in range(nx):
+                t = ws.J[i, a]
+                ws.grad[a] += t * ei
+                for b in range(a + 1):
+                    ws.H[a, b] += t * ws.J[i, b]
+        tr = 0.0
+        for a in range(nx):
             tr += ws.H[a, a]
         reg = 1e-12 * tr / max(nx, 1) + 1e-300
         for a in range(nx):
@@ -641,13 +753,11 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
                                     n, nx)
         for k in range(nx):
             ws.x[k] += alpha * ws.p[k]
-        if fresh:  # the line search's last evaluation is the accepted point: keep it
+        if fresh:  # the line search's last evaluation is the accepted point: keep it (e_t; ws.df is its)
             for i in range(n):
                 ws.e[i] = ws.e_t[i]
-                for k in range(nx):
-                    ws.J[i, k] = ws.J_t[i, k]
         else:
-            _evaluate(md, fd, ws, ws.x, qvel, integral, dt, True, ws.e, ws.J)
+            _residual(md, fd, ws, ws.x, qvel, integral, dt, True, ws.e)
         norm = math.sqrt(_dot(ws.e, ws.e, n))
     # the last evaluation was at the final x (initial point, accepted trial, or re-evaluation): ws.qn, vc, fc
     return it, norm

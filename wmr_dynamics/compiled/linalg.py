@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from wmr_dynamics._jit import njit
 
 
-@njit
+@njit(_nrt=False)
 def cholesky(A: NDArray, n: int, L: NDArray) -> bool:
     """Cholesky factor A = L Lᵀ of the leading n × n block of symmetric A into the lower triangle of L.
 
@@ -38,7 +38,7 @@ def cholesky(A: NDArray, n: int, L: NDArray) -> bool:
     return True
 
 
-@njit
+@njit(_nrt=False)
 def cho_solve(L: NDArray, n: int, b: NDArray) -> None:
     """Solve (L Lᵀ) x = b in place (b: length ≥ n) with L from :func:`cholesky`."""
     for i in range(n):  # L y = b
@@ -53,23 +53,32 @@ def cho_solve(L: NDArray, n: int, b: NDArray) -> None:
         b[i] = s / L[i, i]
 
 
-@njit
+@njit(_nrt=False)
 def cho_solve_columns(L: NDArray, n: int, B: NDArray, ncols: int) -> None:
-    """Solve (L Lᵀ) X = B in place for the first ``ncols`` columns of B (n × ncols block)."""
-    for c in range(ncols):
-        for i in range(n):
-            s = B[i, c]
-            for k in range(i):
-                s -= L[i, k] * B[k, c]
-            B[i, c] = s / L[i, i]
-        for i in range(n - 1, -1, -1):
-            s = B[i, c]
-            for k in range(i + 1, n):
-                s -= L[k, i] * B[k, c]
-            B[i, c] = s / L[i, i]
+    """Solve (L Lᵀ) X = B in place for the first ``ncols`` columns of B (n × ncols block).
+
+    Row by row with the columns innermost: each element sees the same operations in the same order as a
+    column-at-a-time substitution (so the same rounding), but the inner loop runs along a row of B, contiguous
+    and free of a dependency chain, so the compiler vectorizes it."""
+    for i in range(n):  # L Y = B
+        for k in range(i):
+            t = L[i, k]
+            for c in range(ncols):
+                B[i, c] -= t * B[k, c]
+        d = L[i, i]
+        for c in range(ncols):
+            B[i, c] /= d
+    for i in range(n - 1, -1, -1):  # Lᵀ X = Y
+        for k in range(i + 1, n):
+            t = L[k, i]
+            for c in range(ncols):
+                B[i, c] -= t * B[k, c]
+        d = L[i, i]
+        for c in range(ncols):
+            B[i, c] /= d
 
 
-@njit
+@njit(_nrt=False)
 def orthonormal_rows(A: NDArray, nrows: int, ncols: int, select: NDArray, basis: NDArray) -> int:
     """Orthonormal basis (rows of ``basis``) of the span of the selected rows of A (``select[r]`` true).
 
@@ -84,7 +93,7 @@ def orthonormal_rows(A: NDArray, nrows: int, ncols: int, select: NDArray, basis:
     return nb
 
 
-@njit
+@njit(_nrt=False)
 def independent_rows(A: NDArray, nrows: int, ncols: int, rigid: NDArray, tol: float, basis: NDArray, nb: int,
                      resid: NDArray, norms: NDArray, keep: NDArray) -> int:
     """Linearly independent rows of A (thesis eqs. 2.66–2.68), with the ``rigid`` rows always kept.
@@ -135,7 +144,7 @@ def independent_rows(A: NDArray, nrows: int, ncols: int, rigid: NDArray, tol: fl
     return count
 
 
-@njit
+@njit(_nrt=False)
 def _orthogonalize(V: NDArray, r: int, ncols: int, basis: NDArray, b0: int, b1: int) -> None:
     for b in range(b0, b1):
         d = 0.0
@@ -145,7 +154,7 @@ def _orthogonalize(V: NDArray, r: int, ncols: int, basis: NDArray, b0: int, b1: 
             V[r, c] -= d * basis[b, c]
 
 
-@njit
+@njit(_nrt=False)
 def _add_to_basis(A: NDArray, r: int, ncols: int, basis: NDArray, nb: int) -> int:
     """Append row r of A, orthonormalized against basis[:nb] (twice, for accuracy); returns the new count."""
     for c in range(ncols):

@@ -40,52 +40,87 @@ def _plucker_all(T_parent: NDArray, X: NDArray) -> None:
         _plucker_child_parent(T_parent[i], X[i])
 
 
-@njit
+@njit(_nrt=False)  # allocation-free: no reference counting of its arrays per call
 def _crba(parent: NDArray, jtype: NDArray, I_spatial: NDArray, X: NDArray, Ic: NDArray, M: NDArray) -> None:
-    """Alg. 3: joint-space inertia M (ndof × ndof); Ic is a (nf, 6, 6) work array."""
+    """Alg. 3: joint-space inertia M (ndof × ndof); Ic is a (nf, 6, 6) work array.
+
+    X are motion transforms from :func:`_plucker_child_parent`, [[E, 0], [B, E]] (eq. B.10): the products
+    skip the zero upper-right block (its terms are exact zeros, so the sums are those of the dense products)
+    and keep their 6-vectors in scalars, so nothing is allocated."""
     nf = parent.shape[0]
-    Ic[:] = I_spatial  # line 1
-    tmp = np.empty((6, 6))
-    for i in range(nf - 1, 0, -1):  # lines 2–4: Ic_p += Xᵀ Ic_i X
-        Xi = X[i]
+    for i in range(nf):  # line 1
         for r in range(6):
             for c in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += Ic[i, r, k] * Xi[k, c]
-                tmp[r, c] = s
+                Ic[i, r, c] = I_spatial[i, r, c]
+    for i in range(nf - 1, 0, -1):  # lines 2–4: Ic_p += Xᵀ Ic_i X, one column of X at a time
         p = parent[i]
-        for r in range(6):
-            for c in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += Xi[k, r] * tmp[k, c]
-                Ic[p, r, c] += s
-    M[:, :] = 0.0
-    M[:6, :6] = Ic[0]  # line 6
-    f = np.empty(6)
-    g = np.empty(6)
+        for c in range(6):
+            k0 = 3 if c >= 3 else 0  # X[k, c] = 0 for k < 3 when c ≥ 3
+            y0 = y1 = y2 = y3 = y4 = y5 = 0.0  # y = Ic_i X[:, c]
+            for k in range(k0, 6):
+                x = X[i, k, c]
+                y0 += Ic[i, 0, k] * x
+                y1 += Ic[i, 1, k] * x
+                y2 += Ic[i, 2, k] * x
+                y3 += Ic[i, 3, k] * x
+                y4 += Ic[i, 4, k] * x
+                y5 += Ic[i, 5, k] * x
+            for r in range(3):  # rows 0–2 of Xᵀ y: every k
+                Ic[p, r, c] += (X[i, 0, r] * y0 + X[i, 1, r] * y1 + X[i, 2, r] * y2 + X[i, 3, r] * y3
+                                + X[i, 4, r] * y4 + X[i, 5, r] * y5)
+            for r in range(3, 6):  # rows 3–5: X[k, r] = 0 for k < 3
+                Ic[p, r, c] += X[i, 3, r] * y3 + X[i, 4, r] * y4 + X[i, 5, r] * y5
+    n = M.shape[0]
+    for r in range(n):
+        for c in range(n):
+            M[r, c] = 0.0
+    for r in range(6):  # line 6
+        for c in range(6):
+            M[r, c] = Ic[0, r, c]
     for i in range(1, nf):
         si = jtype[i]
-        for r in range(6):
-            f[r] = Ic[i, r, si]  # line 8
-        M[i + 5, i + 5] = f[si]  # line 9
+        f0, f1, f2, f3, f4, f5 = Ic[i, 0, si], Ic[i, 1, si], Ic[i, 2, si], Ic[i, 3, si], Ic[i, 4, si], Ic[i, 5, si]
+        M[i + 5, i + 5] = Ic[i, si, si]  # lines 8–9
         j = i
-        while j > 0:
-            for r in range(6):  # line 12: f = X_{p(j)}^jᵀ f
-                s = 0.0
-                for k in range(6):
-                    s += X[j, k, r] * f[k]
-                g[r] = s
-            f[:] = g
+        while j > 0:  # line 12: f = X_{p(j)}^jᵀ f (rows 3–5 of Xᵀ see only f3..f5)
+            g0 = (X[j, 0, 0] * f0 + X[j, 1, 0] * f1 + X[j, 2, 0] * f2 + X[j, 3, 0] * f3 + X[j, 4, 0] * f4
+                  + X[j, 5, 0] * f5)
+            g1 = (X[j, 0, 1] * f0 + X[j, 1, 1] * f1 + X[j, 2, 1] * f2 + X[j, 3, 1] * f3 + X[j, 4, 1] * f4
+                  + X[j, 5, 1] * f5)
+            g2 = (X[j, 0, 2] * f0 + X[j, 1, 2] * f1 + X[j, 2, 2] * f2 + X[j, 3, 2] * f3 + X[j, 4, 2] * f4
+                  + X[j, 5, 2] * f5)
+            g3 = X[j, 3, 3] * f3 + X[j, 4, 3] * f4 + X[j, 5, 3] * f5
+            g4 = X[j, 3, 4] * f3 + X[j, 4, 4] * f4 + X[j, 5, 4] * f5
+            g5 = X[j, 3, 5] * f3 + X[j, 4, 5] * f4 + X[j, 5, 5] * f5
+            f0, f1, f2, f3, f4, f5 = g0, g1, g2, g3, g4, g5
             j = parent[j]
             if j == 0:  # lines 15–16
-                for r in range(6):
-                    M[r, i + 5] = f[r]
-                    M[i + 5, r] = f[r]
+                M[0, i + 5] = M[i + 5, 0] = f0
+                M[1, i + 5] = M[i + 5, 1] = f1
+                M[2, i + 5] = M[i + 5, 2] = f2
+                M[3, i + 5] = M[i + 5, 3] = f3
+                M[4, i + 5] = M[i + 5, 4] = f4
+                M[5, i + 5] = M[i + 5, 5] = f5
             else:  # lines 18–19
-                M[j + 5, i + 5] = f[jtype[j]]
-                M[i + 5, j + 5] = f[jtype[j]]
+                fs = _pick6(jtype[j], f0, f1, f2, f3, f4, f5)
+                M[j + 5, i + 5] = fs
+                M[i + 5, j + 5] = fs
+
+
+@njit(inline="always")
+def _pick6(s: int, f0: float, f1: float, f2: float, f3: float, f4: float, f5: float) -> float:
+    """Component s of the 6-vector (f0, …, f5)."""
+    if s == 0:
+        return f0
+    if s == 1:
+        return f1
+    if s == 2:
+        return f2
+    if s == 3:
+        return f3
+    if s == 4:
+        return f4
+    return f5
 
 
 @njit
@@ -110,19 +145,18 @@ def _cross_force(v: NDArray, f: NDArray, out: NDArray) -> None:
     out[5] = v[0] * f[4] - v[1] * f[3]
 
 
-@njit
+@njit(_nrt=False)  # allocation-free: no reference counting of its arrays per call
 def _rnea(parent: NDArray, jtype: NDArray, I_spatial: NDArray, X: NDArray, R_wb: NDArray, qvel: NDArray,
           qacc: NDArray, gravity: float, f_ext: NDArray, vel: NDArray, acc: NDArray, frc: NDArray,
           tau: NDArray) -> None:
     """Alg. 4 generalized to inverse dynamics: tau = M qacc + c − (external forces in joint space).
 
     ``qacc = 0`` and ``f_ext = 0`` give the bias force c.  ``f_ext[i]`` is a spatial force on frame i in
-    frame-i coordinates (line 10, "+ f_ext").  Work arrays vel, acc, frc are (nf, 6).
+    frame-i coordinates (line 10, "+ f_ext").  Work arrays vel, acc, frc are (nf, 6).  The joint's motion
+    subspace h = q̇_i e_s(i) (line 8: v ×m h is q̇_i times column s(i) of v×) and the 6-vectors I v, v ×f I v
+    stay in scalars: nothing is allocated.
     """
     nf = parent.shape[0]
-    tmp = np.empty(6)
-    tmp2 = np.empty(6)
-    h = np.zeros(6)
     for r in range(6):
         vel[0, r] = qvel[r]  # line 1
         acc[0, r] = qacc[r]
@@ -132,33 +166,66 @@ def _rnea(parent: NDArray, jtype: NDArray, I_spatial: NDArray, X: NDArray, R_wb:
         if i > 0:
             p = parent[i]
             s = jtype[i]
-            for r in range(6):
-                h[r] = 0.0
-            h[s] = qvel[i + 5]
+            qd = qvel[i + 5]
             for r in range(6):  # line 7
                 a = 0.0
                 b = 0.0
                 for k in range(6):
                     a += X[i, r, k] * vel[p, k]
                     b += X[i, r, k] * acc[p, k]
-                vel[i, r] = a + h[r]
+                vel[i, r] = a
                 acc[i, r] = b
+            vel[i, s] += qd
             acc[i, s] += qacc[i + 5]
-            _cross_motion(vel[i], h, tmp)  # line 8
-            for r in range(6):
-                acc[i, r] += tmp[r]
+            # line 8: a += v ×m h, h = q̇ e_s (eq. B.14, column s of [ω×, 0; v×, ω×])
+            w0, w1, w2, v0, v1, v2 = vel[i, 0], vel[i, 1], vel[i, 2], vel[i, 3], vel[i, 4], vel[i, 5]
+            if s == 0:
+                acc[i, 1] += w2 * qd
+                acc[i, 2] -= w1 * qd
+                acc[i, 4] += v2 * qd
+                acc[i, 5] -= v1 * qd
+            elif s == 1:
+                acc[i, 0] -= w2 * qd
+                acc[i, 2] += w0 * qd
+                acc[i, 3] -= v2 * qd
+                acc[i, 5] += v0 * qd
+            elif s == 2:
+                acc[i, 0] += w1 * qd
+                acc[i, 1] -= w0 * qd
+                acc[i, 3] += v1 * qd
+                acc[i, 4] -= v0 * qd
+            elif s == 3:
+                acc[i, 4] += w2 * qd
+                acc[i, 5] -= w1 * qd
+            elif s == 4:
+                acc[i, 3] -= w2 * qd
+                acc[i, 5] += w0 * qd
+            else:
+                acc[i, 3] += w1 * qd
+                acc[i, 4] -= w0 * qd
         # line 10: f = I a + v ×f I v − f_ext
+        w0, w1, w2, v0, v1, v2 = vel[i, 0], vel[i, 1], vel[i, 2], vel[i, 3], vel[i, 4], vel[i, 5]
+        n0 = n1 = n2 = m0 = m1 = m2 = 0.0  # I v = [n; m]
+        for k in range(6):
+            vk = vel[i, k]
+            n0 += I_spatial[i, 0, k] * vk
+            n1 += I_spatial[i, 1, k] * vk
+            n2 += I_spatial[i, 2, k] * vk
+            m0 += I_spatial[i, 3, k] * vk
+            m1 += I_spatial[i, 4, k] * vk
+            m2 += I_spatial[i, 5, k] * vk
         for r in range(6):
             a = 0.0
-            b = 0.0
             for k in range(6):
                 a += I_spatial[i, r, k] * acc[i, k]
-                b += I_spatial[i, r, k] * vel[i, k]
             frc[i, r] = a
-            tmp2[r] = b
-        _cross_force(vel[i], tmp2, tmp)
-        for r in range(6):
-            frc[i, r] += tmp[r] - f_ext[i, r]
+        # v ×f (I v) = [ω × n + v × m; ω × m] (eq. B.15)
+        frc[i, 0] += (w1 * n2 - w2 * n1 + v1 * m2 - v2 * m1) - f_ext[i, 0]
+        frc[i, 1] += (w2 * n0 - w0 * n2 + v2 * m0 - v0 * m2) - f_ext[i, 1]
+        frc[i, 2] += (w0 * n1 - w1 * n0 + v0 * m1 - v1 * m0) - f_ext[i, 2]
+        frc[i, 3] += (w1 * m2 - w2 * m1) - f_ext[i, 3]
+        frc[i, 4] += (w2 * m0 - w0 * m2) - f_ext[i, 4]
+        frc[i, 5] += (w0 * m1 - w1 * m0) - f_ext[i, 5]
     for i in range(nf - 1, 0, -1):  # lines 12–15
         tau[i + 5] = frc[i, jtype[i]]
         p = parent[i]
