@@ -44,6 +44,9 @@ from wmr_dynamics.sensors import SensorSpec  # noqa: E402
 
 SETTLE_BY = 20  # intervals: the bar for the parameters to settle
 VEHICLES = {"landtamer": (2.9, 0.8), "recbot": (5.3, 0.9)}
+CASES = [(v, g, t) for v in VEHICLES for g in ("asphalt", "dirt", "grass") for t in ("flat", "rough")]
+#: each case's first drive's seed (its second drive: seed + 100); --ceiling and slip_terms.py rerun these drives
+SEEDS = {c: 1 + i for i, c in enumerate(CASES)}
 DOC = Path(__file__).resolve().parent.parent / "docs" / "calibration.md"
 
 
@@ -185,8 +188,7 @@ def main() -> int:
     ap.add_argument("--ceiling", action="store_true", help="only the structural ceiling (section 'ceiling')")
     ap.add_argument("--out", default=str(DOC))
     args = ap.parse_args()
-    cases = [(v, g, t) for v in VEHICLES for g in ("asphalt", "dirt", "grass") for t in ("flat", "rough")]
-    seeds = {c: 1 + i for i, c in enumerate(cases)}  # the ceiling reruns the same drives
+    cases = CASES
     if args.quick:
         cases = [("landtamer", "grass", "flat"), ("landtamer", "grass", "rough")]
     rows = []
@@ -195,7 +197,7 @@ def main() -> int:
         for i, (v, g, t) in enumerate(cases):
             print(f"[{i + 1}/{len(cases)}] {v} {g} {t} ...", file=sys.stderr, flush=True)
             case = ceiling_case if args.ceiling else run_case
-            rows.append(case(Path(tmp), v, g, t, seed=seeds[(v, g, t)]))
+            rows.append(case(Path(tmp), v, g, t, seed=SEEDS[(v, g, t)]))
     if args.ceiling:
         text = ceiling_markdown(rows, time.perf_counter() - t0)
         update_section(args.out, "ceiling", text)

@@ -33,24 +33,22 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import update_section  # noqa: E402
-from calibration import DOC, VEHICLES  # noqa: E402
+from calibration import DOC, SEEDS, VEHICLES  # noqa: E402
 
 from wmr_dynamics import load_model  # noqa: E402
 from wmr_dynamics.calibration.synthetic import DriveSpec, drive, terrain_for, truth_model  # noqa: E402
+from wmr_dynamics.model import G  # noqa: E402
 from wmr_dynamics.stepper import Stepper  # noqa: E402
 from wmr_dynamics.terrain import Plane  # noqa: E402
 
-G = 9.81
 GROUNDS = ("asphalt", "dirt", "grass")
-SEEDS = {("landtamer", "asphalt"): 1, ("landtamer", "dirt"): 3, ("landtamer", "grass"): 5,
-         ("recbot", "asphalt"): 7, ("recbot", "dirt"): 9, ("recbot", "grass"): 11}  # calibration.py's flat drives
 
 
 def twists(vehicle: str, ground: str) -> tuple[np.ndarray, np.ndarray, float]:
     """(n, 3) truth and kinematic-model body velocities (v_x, v_y, ω_z) of a noise-free drive, and its Δt (s)."""
     model = load_model(vehicle)
     v_max, w_max = VEHICLES[vehicle]
-    spec = DriveSpec(v_max=v_max, w_max=w_max, seed=SEEDS[(vehicle, ground)])
+    spec = DriveSpec(v_max=v_max, w_max=w_max, seed=SEEDS[(vehicle, ground, "flat")])
     run = drive(truth_model(model, ground), terrain_for("flat", spec), spec, progress=False)
     cols = [6 + model.joint_index(n) for n in model.actuated_joint_names]
     st = Stepper(model, Plane(), "kinematic", run.dt)
@@ -70,17 +68,13 @@ def segment_error(model_tw: np.ndarray, truth: np.ndarray, dt: float) -> float:
     while (j := int(np.searchsorted(s, s[ends[-1]] + 10.0))) < len(s):
         ends.append(j)
 
-    def path(tw: np.ndarray) -> np.ndarray:
+    def end(tw: np.ndarray) -> np.ndarray:  # the planar dead-reckoned end position of one segment
         th = np.r_[0.0, np.cumsum(tw[:-1, 2] * dt)]
-        return np.column_stack([np.cumsum((tw[:, 0] * np.cos(th) - tw[:, 1] * np.sin(th)) * dt),
-                                np.cumsum((tw[:, 0] * np.sin(th) + tw[:, 1] * np.cos(th)) * dt)]), th
+        return np.array([np.sum((tw[:, 0] * np.cos(th) - tw[:, 1] * np.sin(th)) * dt),
+                         np.sum((tw[:, 0] * np.sin(th) + tw[:, 1] * np.cos(th)) * dt)])
 
-    errs = []
-    for a, b in zip(ends[:-1], ends[1:], strict=True):
-        pm, _ = path(model_tw[a:b])
-        pt, _ = path(truth[a:b])
-        errs.append(float(np.linalg.norm(pm[-1] - pt[-1])))
-    return float(np.mean(errs))
+    return float(np.mean([np.linalg.norm(end(model_tw[a:b]) - end(truth[a:b]))
+                          for a, b in zip(ends[:-1], ends[1:], strict=True)]))
 
 
 def fit(truth: np.ndarray, kin: np.ndarray, dt: float, terms: set[str]) -> np.ndarray:
