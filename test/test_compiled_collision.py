@@ -131,7 +131,15 @@ def test_contacts_on_a_rough_grid_are_the_lowest_rim_points_of_a_dense_search(na
         c = wheel_contacts(model, T, rough)
         for w, f in enumerate(model.wheel_frame):
             x, z, o = T[f, :3, 0], T[f, :3, 2], T[f, :3, 3]
-            rc, tube = model.wheel_radii[w] - model.wheel_tube_radii[w], model.wheel_tube_radii[w]
+            if model.wheel_kind[w] != 0:  # a track element: its circle in the (non-turning) hub frame
+                H = T[model.parent[f]] @ model.T0[f]
+                x, z, o = H[:3, 0], H[:3, 2], (H @ np.r_[model.wheel_centre[w], 1.0])[:3]
+            rc, tube = model.wheel_circle[w] - model.wheel_tube_radii[w], model.wheel_tube_radii[w]
+            if model.wheel_kind[w] == 2:  # a belt point: the circle's lowest point in the hub frame, δ = 0
+                point = o - rc * z
+                h, n = rough.height_normal(point[:1], point[1:2])
+                assert c.dz[w] == pytest.approx((point[2] - h[0]) * n[0, 2], abs=1e-12)
+                continue
             rim = o - rc * (np.sin(delta)[:, None] * x + np.cos(delta)[:, None] * z)  # eq. 2.9
             h, n = rough.height_normal(rim[:, 0], rim[:, 1])
             dense = (rim[:, 2] - h) * n[:, 2] - tube  # eq. 2.8, r_terrain straight below the point

@@ -73,7 +73,7 @@ def body_points(model: WmrModel) -> BodyPoints | None:
     except Exception:  # noqa: BLE001 - the model loaded from it; a re-parse failure only loses this check
         return None
     assert isinstance(robot, URDF)
-    wheels = set(model.wheel_names)
+    wheels = {model.frames[int(f)].name for f in model.wheel_frame}  # wheel and track links
     frames, points, links = [], [], []
     for link in robot.links:
         if link.name in wheels:

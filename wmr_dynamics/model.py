@@ -16,7 +16,11 @@ array             shape           meaning
 ``I_spatial``     (nf, 6, 6)      spatial inertia about the frame origin (eq. B.13)
 ``joint_lower``   (nf,)           joint limits (rad or m); ±inf if none
 ``wheel_frame``   (nw,)           frame index of each wheel (revolute about its own y axis)
-``wheel_radii``   (nw,)           m (outer radius; see :class:`Wheel`)
+``wheel_radii``   (nw,)           m, rolling radius: contact speed per rad/s of the joint (a wheel's outer
+                                  radius; a track element's sprocket radius, belt speed = r_s·θ̇)
+``wheel_kind``    (nw,)           0 wheel, 1 track arc, 2 track belt point (see :class:`Wheel`)
+``wheel_centre``  (nw, 3)         centre of the element's circle in the hub frame, m (0 for a wheel)
+``wheel_circle``  (nw,)           radius of the element's circle for collision, m (a wheel's outer radius)
 ``wheel_widths``  (nw,)           m
 ``wheel_torus``   (nw,)           True for torus wheels (Auchter et al.)
 ``wheel_tube_radii`` (nw,)        tread crown (tube) radius of a torus wheel, m; 0 for a 3D circle
@@ -30,8 +34,14 @@ velocity (eq. 2.13) ``q̇' = [ω_b(3); v_b(3); θ̇(nj)]`` in body coordinates. 
 
 Contact frames (one per wheel, §2.2.1) depend on the terrain, so they are not stored here: collision
 detection (:mod:`wmr_dynamics.collision`) computes them each step and algorithms append them after the
-``nf`` model frames.  Tracks (Contact Surface Motion, Pecka et al.) will add contact elements that belong
-to a track frame instead of a wheel frame; the wheel arrays above are the template for them.
+``nf`` model frames.
+
+Tracks (Contact Surface Motion, Pecka et al. §IV-C) are contact *elements* in the same arrays: a
+:class:`Track` expands (:func:`track_elements`) into a rear arc, belt points along the lower run and a front
+arc, all belonging to the track's sprocket frame.  Every algorithm that loops over "wheels" loops over
+these elements too; only collision (where the element's circle is) and the Jacobian column of the sprocket
+joint (the belt moves at r_s·θ̇ along the outline) tell them apart.  "Wheel" in array names means
+"contact element".
 """
 
 from __future__ import annotations
@@ -47,6 +57,7 @@ from wmr_dynamics.errors import ModelError
 
 JOINT_TYPES: tuple[str, ...] = ("RX", "RY", "RZ", "PX", "PY", "PZ")
 G = 9.81  # m/s², the gravity used throughout the thesis's examples
+MAX_CONTACTS = 62  # wheels + track elements (the compiled dynamic step's contact-set bit mask)
 
 
 def is_revolute(joint_type: int) -> bool:
@@ -87,13 +98,25 @@ class Frame:
     aliases: tuple[str, ...] = ()
 
 
+ELEMENT_KINDS: tuple[str, ...] = ("wheel", "arc", "belt")  # Wheel.kind; index = the compiled wheel_kind code
+
+
 @dataclass(frozen=True)
 class Wheel:
-    """A wheel attached to a frame that turns about its own y axis (thesis §2.2.1 convention).
+    """A wheel attached to a frame that turns about its own y axis (thesis §2.2.1 convention), or one
+    contact element of a track (``kind`` ``"arc"`` or ``"belt"``, made by :func:`track_elements`).
 
     ``radius`` is the outer radius (m).  A ``shape="cylinder"`` wheel is the thesis's thin 3D circle
     in the wheel's x–z plane; ``shape="torus"`` (Auchter et al.) has a tread of crown radius
     ``tube_radius`` whose centre line is a circle of radius ``radius - tube_radius``.
+
+    Track elements (Pecka et al., Contact Surface Motion): the circle of radius ``radius`` lies in the
+    x–z plane of the *hub* frame (the joint frame at zero displacement, which does not turn with the
+    sprocket), centred at ``centre`` = (x, z) in it.  An ``"arc"`` element touches the ground wherever its
+    circle does (searched like a wheel's rim: the belt wrapped around an end roller); a ``"belt"`` element
+    is the circle's lowest point in the hub frame, a fixed point of the lower run.  Either moves with the
+    belt: its contact-point velocity along the outline is ``rolling_radius``·θ̇ (the sprocket radius r_s).
+    ``name`` identifies the element (default: the frame name); ``track`` names its track.
     """
 
     frame: str
@@ -101,6 +124,82 @@ class Wheel:
     width: float = 0.0
     shape: str = "cylinder"
     tube_radius: float = 0.0
+    kind: str = "wheel"
+    centre: tuple[float, float] = (0.0, 0.0)
+    rolling_radius: float | None = None
+    name: str | None = None
+    track: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The element's name: ``name`` or, for a wheel, its frame name."""
+        return self.name or self.frame
+
+    @property
+    def rolling(self) -> float:
+        """Contact speed per rad/s of the joint, m: ``rolling_radius`` or ``radius``."""
+        return self.radius if self.rolling_radius is None else float(self.rolling_radius)
+
+
+@dataclass(frozen=True)
+class Track:
+    """A non-deformable track (Pecka et al.): a sprocket joint (RY, in ``frame``) and a belt outline.
+
+    The outline lies in the x–z plane of the sprocket's hub frame: a rear and a front end roller, circles
+    of radii ``rear_radius`` / ``front_radius`` centred at ``rear`` / ``front`` = (x, z) m, joined by the
+    lower and upper runs (their common tangents).  The belt moves at ``sprocket_radius``·θ̇ (m/s).
+    ``belt_points`` fixed contact points sample the lower run between the rollers (each end roller is an
+    arc element, so a flat lower run is sampled at belt_points + 2 evenly spaced points when the rollers
+    have equal radii and heights).  ``width`` (m) is the belt width (for the terramechanics models).
+    """
+
+    frame: str
+    sprocket_radius: float
+    rear: tuple[float, float]
+    front: tuple[float, float]
+    rear_radius: float
+    front_radius: float
+    belt_points: int = 3
+    width: float = 0.0
+    name: str | None = None
+
+
+def track_elements(track: Track) -> list[Wheel]:
+    """The contact elements of a track: rear arc, ``belt_points`` lower-run points (rear to front), front arc.
+
+    A belt point is the lowest point (in the hub frame) of a circle whose centre and radius interpolate the
+    rollers', so the points lie on the lower run's tangent line.  Raises :class:`ModelError` for a bad
+    description (non-positive radii, a front roller not ahead of the rear one, a negative point count).
+    """
+    name = track.name or track.frame
+    where = f"track '{name}'"
+    (xr, zr), (xf, zf) = _finite2(track.rear, f"{where}: rear"), _finite2(track.front, f"{where}: front")
+    for key in ("sprocket_radius", "rear_radius", "front_radius"):
+        v = getattr(track, key)
+        if not (isinstance(v, (int, float)) and np.isfinite(v) and v > 0):
+            raise ModelError(f"{where}: {key} must be a positive number of metres, got {v!r}")
+    if not xf - xr > track.rear_radius * 1e-6:
+        raise ModelError(f"{where}: the front roller (x = {xf:g} m) must be ahead of the rear one (x = {xr:g} m)")
+    if not (isinstance(track.belt_points, (int, np.integer)) and 0 <= track.belt_points <= 60):
+        raise ModelError(f"{where}: belt_points must be an integer in [0, 60], got {track.belt_points!r}")
+    common = dict(frame=track.frame, width=float(track.width), rolling_radius=float(track.sprocket_radius),
+                  track=name)
+    out = [Wheel(radius=float(track.rear_radius), kind="arc", centre=(xr, zr), name=f"{name}/rear", **common)]
+    n = int(track.belt_points)
+    for k in range(n):
+        s = (k + 1) / (n + 1)
+        r = (1 - s) * track.rear_radius + s * track.front_radius
+        out.append(Wheel(radius=float(r), kind="belt", centre=((1 - s) * xr + s * xf, (1 - s) * zr + s * zf),
+                         name=f"{name}/belt{k}", **common))
+    out.append(Wheel(radius=float(track.front_radius), kind="arc", centre=(xf, zf), name=f"{name}/front", **common))
+    return out
+
+
+def _finite2(v: object, what: str) -> tuple[float, float]:
+    a = np.asarray(v, dtype=float) if isinstance(v, (tuple, list, np.ndarray)) else np.array([np.nan])
+    if a.shape != (2,) or not np.all(np.isfinite(a)):
+        raise ModelError(f"{what}: expected (x, z), two finite numbers of metres, got {v!r}")
+    return float(a[0]), float(a[1])
 
 
 @dataclass(frozen=True)
@@ -182,8 +281,13 @@ class WmrModel:
 
     @property
     def wheel_names(self) -> list[str]:
-        """Wheel frame names (URDF wheel link names), in wheel order."""
-        return [w.frame for w in self.wheels]
+        """Wheel names in wheel order: a wheel's frame (URDF link) name, a track element's name."""
+        return [w.label for w in self.wheels]
+
+    @property
+    def track_names(self) -> list[str]:
+        """Names of the tracks (their elements' ``track``), in order of appearance."""
+        return list(dict.fromkeys(w.track for w in self.wheels if w.track is not None))
 
     @property
     def wheel_joint_names(self) -> list[str]:
@@ -237,7 +341,11 @@ class WmrModel:
         return i - 1
 
     def wheel_index(self, name: str) -> int:
-        """Wheel number of a wheel given by frame (link) or joint name."""
+        """Wheel number of a wheel given by frame (link) or joint name, or of a track element by its name
+        (a track's frame or joint name gives its first element)."""
+        names = self.wheel_names
+        if name in names and name not in self._index:
+            return names.index(name)
         fi = self.frame_index(name)
         hits = np.flatnonzero(self.wheel_frame == fi)
         if hits.size == 0:
@@ -245,7 +353,7 @@ class WmrModel:
         return int(hits[0])
 
     def wheel_radius(self, name: str) -> float:
-        """Outer radius (m) of a wheel given by frame (link) or joint name."""
+        """Outer radius (m) of a wheel given by frame (link) or joint name; a track element's rolling radius."""
         return float(self.wheel_radii[self.wheel_index(name)])
 
     # ---- states ----------------------------------------------------------------------------------
@@ -344,8 +452,23 @@ def _validate(m: WmrModel) -> None:
             raise ModelError(f"{where}: shape must be 'cylinder' or 'torus', got {w.shape!r}")
         if w.shape == "torus" and not (0 < w.tube_radius < w.radius):
             raise ModelError(f"{where}: a torus wheel needs 0 < tube_radius < radius, got {w.tube_radius!r}")
-    if len({w.frame for w in m.wheels}) != len(m.wheels):
+        _validate_element(w, where)
+    wheel_frames = [w.frame for w in m.wheels if w.kind == "wheel"]
+    if len(set(wheel_frames)) != len(wheel_frames):
         raise ModelError(f"model '{m.name}': a frame is listed as a wheel twice")
+    tracks_of = {}
+    for w in m.wheels:
+        if w.kind != "wheel":
+            tracks_of.setdefault(w.frame, set()).add(w.track)
+    for frame, names in tracks_of.items():
+        if frame in wheel_frames or len(names) > 1:
+            raise ModelError(f"model '{m.name}': frame '{frame}' carries a track and another track or wheel")
+    labels = [w.label for w in m.wheels]
+    if len(set(labels)) != len(labels):
+        raise ModelError(f"model '{m.name}': two wheels or track elements share a name ({labels})")
+    if len(m.wheels) > MAX_CONTACTS:
+        raise ModelError(f"model '{m.name}': {len(m.wheels)} wheels and track elements; at most {MAX_CONTACTS} "
+                         "(the dynamic step keeps the contact set in one 64-bit mask); use fewer belt_points")
     joint_names = {f.joint_name or f.name for f in m.frames[1:]} | set(seen)
     for c in m.joint_constraints:
         for j, coef in c.coeffs.items():
@@ -369,6 +492,20 @@ def _validate(m: WmrModel) -> None:
         if row.model is not None and not callable(getattr(row.model, "evaluate", None)):
             raise ModelError(f"model '{m.name}', {where}: model must be a joint model with evaluate(c, c_dot) "
                              f"(wmr_dynamics.joint_models), got {type(row.model).__name__}")
+
+
+def _validate_element(w: Wheel, where: str) -> None:
+    """The track-element fields of a :class:`Wheel`."""
+    if w.kind not in ELEMENT_KINDS:
+        raise ModelError(f"{where}: kind must be one of {', '.join(ELEMENT_KINDS)}, got {w.kind!r}")
+    _finite2(w.centre, f"{where}: centre")
+    if not (np.isfinite(w.rolling) and w.rolling > 0):
+        raise ModelError(f"{where}: rolling_radius must be a positive number of metres, got {w.rolling_radius!r}")
+    if w.kind == "wheel" and (tuple(w.centre) != (0.0, 0.0) or w.track is not None):
+        raise ModelError(f"{where}: a wheel turns about its own axis (centre (0, 0), no track); "
+                         "a track's elements have kind 'arc' or 'belt'")
+    if w.kind != "wheel" and w.shape != "cylinder":
+        raise ModelError(f"{where}: a track element's outline is a thin circle (shape 'cylinder')")
 
 
 def _validate_inertia(I: NDArray, where: str) -> None:  # noqa: E741
@@ -415,7 +552,10 @@ def _compile(m: WmrModel) -> None:
         inertia[i] = f.inertia
         I_sp[i] = spatial.spatial_inertia(f.mass, f.com, f.inertia)
     wheel_frame = np.array([index[w.frame] for w in m.wheels], dtype=np.int64)
-    wheel_radius = np.array([w.radius for w in m.wheels], dtype=float)
+    wheel_radius = np.array([w.rolling for w in m.wheels], dtype=float)
+    wheel_kind = np.array([ELEMENT_KINDS.index(w.kind) for w in m.wheels], dtype=np.int64)
+    wheel_centre = np.array([(w.centre[0], 0.0, w.centre[1]) for w in m.wheels], dtype=float).reshape(-1, 3)
+    wheel_circle = np.array([w.radius for w in m.wheels], dtype=float)
     wheel_width = np.array([w.width for w in m.wheels], dtype=float)
     wheel_torus = np.array([w.shape == "torus" for w in m.wheels], dtype=bool)
     wheel_tube = np.array([w.tube_radius if w.shape == "torus" else 0.0 for w in m.wheels], dtype=float)
@@ -428,6 +568,7 @@ def _compile(m: WmrModel) -> None:
     arrays = dict(parent=parent, joint_type=jtype, actuated=actuated, T0=T0, mass=mass, com=com,
                   inertia=inertia, I_spatial=I_sp, joint_lower=lower, joint_upper=upper,
                   wheel_frame=wheel_frame, wheel_radii=wheel_radius, wheel_widths=wheel_width,
+                  wheel_kind=wheel_kind, wheel_centre=wheel_centre, wheel_circle=wheel_circle,
                   wheel_torus=wheel_torus, wheel_tube_radii=wheel_tube, A_joint=A_joint, b_joint=b_joint)
     for key, arr in arrays.items():
         arr.setflags(write=False)

@@ -10,6 +10,9 @@ Parsing uses ``urdf_parser_py`` (the ROS URDF parser).  The mapping, documented 
 - each revolute / continuous / prismatic joint becomes one frame (thesis §2.2.1), re-expressed so that
   its axis is +x, +y or +z of the frame (joint types RX…PZ; wheels always RY, the thesis convention);
 - wheels = continuous joints whose child link has a cylinder collision, or joints named in the YAML;
+- tracks = joints named under the YAML's ``tracks`` (the sprocket joint; its child link's ``<collision><box>``
+  bounds the belt: length along x, height along z, rounded ends of radius height/2), expanded into contact
+  elements by :func:`~wmr_dynamics.model.track_elements` (Pecka et al.'s Contact Surface Motion);
 - ``<mimic>`` joints become holonomic joint constraints (thesis eq. 2.25).
 
 All input problems raise :class:`~wmr_dynamics.errors.UrdfError` naming the file and the element.
@@ -32,12 +35,13 @@ from numpy.typing import NDArray
 
 from wmr_dynamics import spatial
 from wmr_dynamics.errors import ImplausibleModelError, ModelError, UrdfError, VehicleConfigError
-from wmr_dynamics.model import Frame, JointConstraint, JointSpring, Wheel, WmrModel
+from wmr_dynamics.model import Frame, JointConstraint, JointSpring, Track, Wheel, WmrModel, track_elements
 from wmr_dynamics.vehicle_schema import validate as validate_config
 
-YAML_KEYS = {"name", "urdf", "base_link", "description", "actuated_joints", "wheels", "joint_constraints",
+YAML_KEYS = {"name", "urdf", "base_link", "description", "actuated_joints", "wheels", "tracks", "joint_constraints",
              "constraint_models", "joint_springs", "contact", "actuators", "controller", "initial_pose", "cg_offset"}
 WHEEL_KEYS = {"radius", "width", "shape", "tube_radius"}
+TRACK_KEYS = {"sprocket_radius", "belt_points", "width", "rear", "front", "rear_radius", "front_radius"}
 _AXES = "XYZ"
 
 #: Plausibility limits of a wheeled robot's URDF (SI units); larger magnitudes are refused as wrong units or a
@@ -313,6 +317,7 @@ class _Builder:
                 if extra:
                     raise self.err(f"massless root chain link '{n}' also carries {extra}; set base_link in the YAML")
         wheel_cfg = self.wheel_config()
+        self.track_cfg = self.track_config(wheel_cfg)
         wheel_joints = self.find_wheels(base, wheel_cfg)
         frames: list[Frame] = []
         wheels: list[Wheel] = []
@@ -321,7 +326,7 @@ class _Builder:
         self.visit(base, None, None, np.eye(4), frames, wheels, wheel_joints, wheel_cfg, fixed)
         if not wheels:
             raise self.err("no wheels found: no continuous joint has a child link with a <cylinder> collision, "
-                           "and the vehicle YAML names none under 'wheels'")
+                           "and the vehicle YAML names none under 'wheels' or 'tracks'")
         joints = {f.joint_name for f in frames[1:]}
         actuated = self.actuated(joints, {w.frame for w in wheels}, frames)
         frames = [f if f.parent is None else _replace(f, actuated=f.joint_name in actuated) for f in frames]
@@ -355,6 +360,76 @@ class _Builder:
                                 f"{sorted(WHEEL_KEYS)}")
         return wc
 
+    def track_config(self, wheel_cfg: dict) -> dict[str, dict]:
+        tc = self.cfg.get("tracks") or {}
+        if not isinstance(tc, dict):
+            raise UrdfError(f"{self.cfg_name}: 'tracks' must map sprocket joint names to {{sprocket_radius, ...}}")
+        joints = {j.name: j for j in self.robot.joints}
+        for jn, spec in tc.items():
+            if jn not in joints:
+                raise UrdfError(f"{self.cfg_name}: tracks: '{jn}' is not a joint of {self.path}")
+            if jn in wheel_cfg:
+                raise UrdfError(f"{self.cfg_name}: '{jn}' is listed under both wheels and tracks")
+            if joints[jn].type not in ("continuous", "revolute"):
+                raise self.err(f"track joint '{jn}' is {joints[jn].type}; a sprocket turns on a continuous or "
+                               "revolute joint")
+            if not isinstance(spec, dict) or set(spec) - TRACK_KEYS:
+                raise UrdfError(f"{self.cfg_name}: tracks: '{jn}' must be a mapping with keys from "
+                                f"{sorted(TRACK_KEYS)}")
+        return tc
+
+    def track(self, j, link: str, spec: dict) -> list[Wheel]:
+        """The contact elements of the track on sprocket joint ``j`` (see the module notes)."""
+        where = f"track joint '{j.name}' (link '{link}')"
+        outline = {k: spec[k] for k in ("rear", "front", "rear_radius", "front_radius", "width") if k in spec}
+        box = self.box(self.links[link])
+        if len(outline) < 4 or "width" not in outline:
+            if box is None:
+                raise self.err(f"{where}: the link has no <collision><box> bounding the belt, and the vehicle YAML "
+                               "gives no rear, front, rear_radius and front_radius under tracks")
+            size, Tb = box
+            R = self.align[link].T @ Tb[:3, :3]  # box axes in the hub frame
+            c = self.align[link].T @ Tb[:3, 3]
+            ax = [int(np.argmax(np.abs(R[:, k]))) for k in range(3)]  # hub axis along each box axis
+            if sorted(ax) != [0, 1, 2] or np.min(np.abs(R[ax, [0, 1, 2]])) < 1 - 1e-6:
+                raise self.err(f"{where}: the belt's <collision><box> must be aligned with the sprocket frame "
+                               "(edges along its x, y = the joint axis, z)")
+            dims = {ax[k]: float(size[k]) for k in range(3)}
+            length, width, height = dims[0], dims[1], dims[2]
+            if not length > height > 0:
+                raise self.err(f"{where}: the belt's <collision><box> must be longer (x: {length:g} m) than high "
+                               f"(z: {height:g} m)")
+            r = height / 2
+            derived = dict(rear=(c[0] - length / 2 + r, c[2]), front=(c[0] + length / 2 - r, c[2]),
+                           rear_radius=r, front_radius=r, width=width)
+            outline = {**derived, **outline}
+        if "width" not in outline:
+            outline["width"] = 0.0
+        n = spec.get("belt_points", 3)
+        if isinstance(n, float) and n.is_integer():
+            n = int(n)
+        track = Track(frame=link, sprocket_radius=float(spec.get("sprocket_radius", outline["rear_radius"])),
+                      rear=tuple(outline["rear"]), front=tuple(outline["front"]),
+                      rear_radius=float(outline["rear_radius"]), front_radius=float(outline["front_radius"]),
+                      belt_points=n, width=float(outline["width"]), name=link)
+        try:
+            return track_elements(track)
+        except ModelError as e:
+            raise self.err(f"{where}: {e}") from None
+
+    def box(self, link) -> tuple[NDArray, NDArray] | None:
+        """(size (3,), T_link_box) of the link's first box collision, if any."""
+        from urdf_parser_py.urdf import Box
+
+        for col in getattr(link, "collisions", []) or []:
+            if col is not None and isinstance(col.geometry, Box):
+                size = np.asarray(col.geometry.size, dtype=float)
+                if size.shape != (3,) or not np.all(np.isfinite(size)) or size.min() <= 0 or size.max() > MAX_OFFSET:
+                    raise self.err(f"link '{link.name}': <box size> must be three positive lengths (m), got "
+                                   f"{col.geometry.size}")
+                return size, _origin(col)
+        return None
+
     def cylinder(self, link) -> tuple[float, float, NDArray] | None:
         """(radius, length, T_link_cylinder) of the link's first cylinder collision, if any."""
         from urdf_parser_py.urdf import Cylinder
@@ -369,6 +444,8 @@ class _Builder:
         found: dict[str, tuple[float, float]] = {}
         for j in self.robot.joints:
             cyl = self.cylinder(self.links[j.child])
+            if j.name in self.track_cfg:
+                continue
             if j.name in wheel_cfg or (j.type == "continuous" and cyl is not None):
                 if j.type not in ("continuous", "revolute"):
                     raise self.err(f"joint '{j.name}' is named as a wheel but is {j.type}; wheels turn on "
@@ -446,6 +523,11 @@ class _Builder:
                     raise self.err(f"wheel link '{link}' has no mass; the dynamic model needs each wheel's mass "
                                    "and spin inertia (add an <inertial>)")
                 wheels.append(self.wheel(joint, link, wheel_joints[joint.name], wheel_cfg.get(joint.name, {})))
+            elif joint.name in self.track_cfg:
+                if mass <= 0:
+                    raise self.err(f"track link '{link}' has no mass; the dynamic model needs the belt's and "
+                                   "sprocket's spin inertia (add an <inertial>)")
+                wheels.extend(self.track(joint, link, self.track_cfg[joint.name] or {}))
         for cj, T in movable:
             Th = np.eye(4)
             Th[:3, :3] = Ra.T
@@ -454,8 +536,8 @@ class _Builder:
     def joint_alignment(self, j) -> NDArray:
         """Ra with Ra·e_k = joint axis: k = y for wheels (thesis convention), else the nearest axis."""
         axis = self.joint_axis(j)
-        is_wheel = j.name in (self.cfg.get("wheels") or {}) or (j.type == "continuous"
-                                                                 and self.cylinder(self.links[j.child]) is not None)
+        named = set(self.cfg.get("wheels") or {}) | set(self.cfg.get("tracks") or {})
+        is_wheel = j.name in named or (j.type == "continuous" and self.cylinder(self.links[j.child]) is not None)
         return _align(axis, 1 if is_wheel else int(np.argmax(np.abs(axis))))
 
     def joint_frame(self, j, link: str, parent: str, T_parent_link: NDArray, mass: float, com: NDArray,

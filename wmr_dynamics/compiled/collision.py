@@ -64,6 +64,7 @@ from wmr_dynamics.compiled.terrain import height_normal
 from wmr_dynamics.errors import ModelError, TerrainError
 from wmr_dynamics.model import WmrModel
 
+KIND_WHEEL, KIND_ARC, KIND_BELT = 0, 1, 2  # ModelData.wheel_kind (model.ELEMENT_KINDS)
 N_SAMPLES = 36  # coarse samples of δ on the circle (10°)
 N_REFINE = 4  # refinement rounds, each shrinking the δ bracket 4× (final spacing ≈ 0.04°)
 METHOD_SAMPLED, METHOD_FAST = 0, 1
@@ -212,16 +213,48 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
         f = md.wheel_frame[w]
         T = T_world[f]
         tube = md.wheel_tube[w]
-        rc = md.wheel_radius[w] - tube
-        ox, oy, oz = T[0, 3], T[1, 3], T[2, 3]
-        ax, ay, az = rc * T[0, 0], rc * T[1, 0], rc * T[2, 0]
-        bx, by, bz = rc * T[0, 2], rc * T[1, 2], rc * T[2, 2]
-        ok, sb, cb = _search(td, ox, oy, oz, ax, ay, az, bx, by, bz, n_samples, trig, fast)
+        kind = md.wheel_kind[w]
+        if kind == KIND_WHEEL:
+            rc = md.wheel_circle[w] - tube
+            ox, oy, oz = T[0, 3], T[1, 3], T[2, 3]
+            ax, ay, az = rc * T[0, 0], rc * T[1, 0], rc * T[2, 0]
+            bx, by, bz = rc * T[0, 2], rc * T[1, 2], rc * T[2, 2]
+        else:
+            ox, oy, oz, ax, ay, az, bx, by, bz = _element_circle(md, T_world, w, f)
+        if kind == KIND_BELT:  # a fixed point of the lower run: δ = 0 in the hub frame
+            ok, sb, cb = True, 0.0, 1.0
+        else:
+            ok, sb, cb = _search(td, ox, oy, oz, ax, ay, az, bx, by, bz, n_samples, trig, fast)
         v, cx, cy, cz, nx, ny, nz = _rim_exact(td, ox, oy, oz, ax, ay, az, bx, by, bz, tube, sb, cb)
         if not (ok and math.isfinite(v) and math.isfinite(nx) and math.isfinite(ny) and math.isfinite(nz)):
             return w + 1
-        _frame(md, T_world, w, f, T, tube, v, cx, cy, cz, nx, ny, nz, points, frames, dz, angle, lateral)
+        _frame(md, T_world, w, f, T, tube, v, cx, cy, cz, nx, ny, nz, ox, oy, oz, points, frames, dz, angle,
+               lateral)
     return 0
+
+
+@njit(inline="always")
+def _element_circle(md: ModelData, T_world: NDArray, w: int, f: int) -> tuple:
+    """A track element's circle in world coordinates: (centre o, a = ρ·x̂_h, b = ρ·ẑ_h), ρ the circle radius and
+    x̂_h, ẑ_h the hub frame's axes (R_parent · R0: the joint frame at zero displacement, which does not turn
+    with the sprocket), the centre at ``wheel_centre`` in the hub frame (Pecka et al.: the belt outline is
+    fixed to the track frame while the belt itself moves)."""
+    p = md.parent[f]
+    rho = md.wheel_circle[w]
+    cx, cz = md.wheel_centre[w, 0], md.wheel_centre[w, 2]
+    o0 = o1 = o2 = 0.0
+    a0 = a1 = a2 = b0 = b1 = b2 = 0.0
+    for r in range(3):
+        hx = T_world[p, r, 0] * md.T0[f, 0, 0] + T_world[p, r, 1] * md.T0[f, 1, 0] + T_world[p, r, 2] * md.T0[f, 2, 0]
+        hz = T_world[p, r, 0] * md.T0[f, 0, 2] + T_world[p, r, 1] * md.T0[f, 1, 2] + T_world[p, r, 2] * md.T0[f, 2, 2]
+        o = T_world[f, r, 3] + cx * hx + cz * hz
+        if r == 0:
+            o0, a0, b0 = o, rho * hx, rho * hz
+        elif r == 1:
+            o1, a1, b1 = o, rho * hx, rho * hz
+        else:
+            o2, a2, b2 = o, rho * hx, rho * hz
+    return o0, o1, o2, a0, a1, a2, b0, b1, b2
 
 
 @njit(inline="always")
@@ -329,10 +362,10 @@ def _rim_exact(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: 
 
 @njit(inline="always")
 def _frame(md: ModelData, T_world: NDArray, w: int, f: int, T: NDArray, tube: float, v: float, cx: float, cy: float,
-           cz: float, nx: float, ny: float, nz: float, points: NDArray, frames: NDArray, dz: NDArray, angle: NDArray,
-           lateral: NDArray) -> None:
+           cz: float, nx: float, ny: float, nz: float, ox: float, oy: float, oz: float, points: NDArray,
+           frames: NDArray, dz: NDArray, angle: NDArray, lateral: NDArray) -> None:
     """Contact point (torus: moved by the tube radius against n̂), contact frame x̂_c = ŷ_w × n̂, ŷ_c = n̂ × x̂_c,
-    lateral offset, and δ in the hub frame."""
+    lateral offset, and δ in the hub frame about the circle's centre o (a wheel's hub)."""
     dz[w] = v
     px, py, pz = cx - tube * nx, cy - tube * ny, cz - tube * nz
     points[w, 0], points[w, 1], points[w, 2] = px, py, pz
@@ -349,7 +382,7 @@ def _frame(md: ModelData, T_world: NDArray, w: int, f: int, T: NDArray, tube: fl
     frames[w, 0, 2], frames[w, 1, 2], frames[w, 2, 2] = nx, ny, nz
     lateral[w] = (px - T[0, 3]) * yx + (py - T[1, 3]) * yy + (pz - T[2, 3]) * yz
     p = md.parent[f]
-    vx, vy, vz = cx - T[0, 3], cy - T[1, 3], cz - T[2, 3]
+    vx, vy, vz = cx - ox, cy - oy, cz - oz
     h0 = 0.0  # hub axes x and z: columns of R_parent · R0
     h2 = 0.0
     for r in range(3):

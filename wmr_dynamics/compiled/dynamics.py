@@ -32,7 +32,7 @@ from wmr_dynamics.actuators import ACTUATOR_MODELS
 from wmr_dynamics.compiled import callbacks as _cb
 from wmr_dynamics.compiled.collision import wheel_contacts_kernel
 from wmr_dynamics.compiled.data import ModelData, TerrainData
-from wmr_dynamics.compiled.kinematics import _forward_kinematics, _wheel_jacobian  # Alg. 1, 2 inlined
+from wmr_dynamics.compiled.kinematics import _belt_column, _forward_kinematics, _wheel_jacobian  # Alg. 1, 2 inlined
 from wmr_dynamics.compiled.linalg import cho_solve, cho_solve_columns, cholesky, independent_rows, orthonormal_rows
 from wmr_dynamics.contact_models.registry import CONTACT_MODELS
 from wmr_dynamics.dynamics.rigid_body import _crba, _plucker_all, _rnea
@@ -248,6 +248,8 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
     for w in range(nw):
         _wheel_jacobian(md.parent, md.jtype, ws.T_world, md.wheel_frame[w], ws.points[w], ws.frames[w],
                         ws.A[3 * w:3 * w + 3], ws.jtmp)  # Alg. 2
+        if md.wheel_kind[w] != 0:  # a track element: the belt's column (Contact Surface Motion)
+            _belt_column(md, ws.T_world, w, ws.points[w], ws.frames[w], ws.A[3 * w:3 * w + 3])
     for k in range(na):
         r = 3 * nw + k
         for j in range(n):

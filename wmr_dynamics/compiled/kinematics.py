@@ -64,6 +64,7 @@ MAX_LIMIT_ROUNDS = 4  # solve_velocity_limited's max_rounds
 _forward_kinematics = njit(inline="always", cache=False)(getattr(_fk._forward_kinematics, "py_func",
                                                                 _fk._forward_kinematics))
 _wheel_jacobian = njit(inline="always", cache=False)(getattr(_jac._wheel_jacobian, "py_func", _jac._wheel_jacobian))
+_belt_column = njit(inline="always", cache=False)(getattr(_jac._belt_column, "py_func", _jac._belt_column))
 _controller_rates = njit(inline="always", cache=False)(getattr(_ctl.controller_rates, "py_func",
                                                               _ctl.controller_rates))
 _update_contact_set = njit(inline="always", cache=False)(getattr(_cs.update_contact_set, "py_func",
@@ -159,6 +160,8 @@ def _evaluate(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray
     for w in range(nw):
         _wheel_jacobian(md.parent, md.jtype, ws.T_world, md.wheel_frame[w], ws.points[w], ws.frames[w],
                         ws.A[3 * w:3 * w + 3], ws.jtmp)
+        if md.wheel_kind[w] != 0:  # a track element: the belt's column (Contact Surface Motion)
+            _belt_column(md, ws.T_world, w, ws.points[w], ws.frames[w], ws.A[3 * w:3 * w + 3])
         rate = 0.0  # the wheel's normal velocity under the previous solve's q̇' (ws.qvel)
         for j in range(n):
             rate += ws.A[3 * w + 2, j] * ws.qvel[j]

@@ -1,4 +1,5 @@
-"""Wheel Jacobians (thesis Alg. 2, eqs. 2.16–2.24) and holonomic joint-constraint Jacobians (eqs. 2.25–2.26)."""
+"""Wheel Jacobians (thesis Alg. 2, eqs. 2.16–2.24), track elements' belt columns (Pecka et al.'s Contact Surface
+Motion) and holonomic joint-constraint Jacobians (eqs. 2.25–2.26)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
-from wmr_dynamics.compiled.collision import Contacts
+from wmr_dynamics.compiled.collision import Contacts, _element_circle, _model_data
+from wmr_dynamics.compiled.data import ModelData
 from wmr_dynamics.model import WmrModel
 
 
@@ -52,12 +54,35 @@ def _wheel_jacobian(parent: NDArray, jtype: NDArray, T_world: NDArray, wheel_fra
 
 
 @njit
-def _wheel_jacobians(parent: NDArray, jtype: NDArray, T_world: NDArray, wheel_frame: NDArray, points: NDArray,
-                     frames: NDArray, A: NDArray) -> None:
+def _belt_column(md: ModelData, T_world: NDArray, w: int, r_c: NDArray, R_c: NDArray, A: NDArray) -> None:
+    """Contact Surface Motion (Pecka et al. §IV-C) for track element ``w``: its sprocket joint's column of A.
+
+    Alg. 2's revolute column ŷ × (r_c − r_i) would be the velocity of a point *turning with* the sprocket.  A
+    track's contact point is fixed to the outline instead, and the belt slides along the outline at
+    v_t = r_s θ̇: the column is r_s/ρ · ŷ × (r_c − o), the tangent of the element's circle (centre o, radius
+    ρ) at the contact point scaled to the belt speed — for a belt point, −r_s x̂_hub.  A θ̇ of the sprocket
+    then moves the contact point along −x̂ of the outline at r_s θ̇ (the belt runs backwards under the
+    track when the vehicle drives forwards) and nothing else; rows are in contact-frame coordinates.
+    """
+    f = md.wheel_frame[w]
+    o0, o1, o2, _, _, _, _, _, _ = _element_circle(md, T_world, w, f)
+    s = md.wheel_radius[w] / md.wheel_circle[w]
+    ux, uy, uz = T_world[f, 0, 1], T_world[f, 1, 1], T_world[f, 2, 1]
+    dx, dy, dz = r_c[0] - o0, r_c[1] - o1, r_c[2] - o2
+    cx, cy, cz = s * (uy * dz - uz * dy), s * (uz * dx - ux * dz), s * (ux * dy - uy * dx)
+    for r in range(3):
+        A[r, f + 5] = R_c[0, r] * cx + R_c[1, r] * cy + R_c[2, r] * cz
+
+
+@njit
+def _wheel_jacobians(md: ModelData, T_world: NDArray, points: NDArray, frames: NDArray, A: NDArray) -> None:
     """Stacked Alg. 2 (eq. 2.24): ``A`` is (3·nw × ndof), rows x, y, z of wheel 0, then wheel 1, …"""
     tmp = np.empty((3, A.shape[1]))
-    for w in range(wheel_frame.shape[0]):
-        _wheel_jacobian(parent, jtype, T_world, wheel_frame[w], points[w], frames[w], A[3 * w:3 * w + 3], tmp)
+    for w in range(md.wheel_frame.shape[0]):
+        _wheel_jacobian(md.parent, md.jtype, T_world, md.wheel_frame[w], points[w], frames[w], A[3 * w:3 * w + 3],
+                        tmp)
+        if md.wheel_kind[w] != 0:
+            _belt_column(md, T_world, w, points[w], frames[w], A[3 * w:3 * w + 3])
 
 
 def wheel_jacobians(model: WmrModel, T_world: NDArray, contacts: Contacts) -> NDArray:
@@ -73,7 +98,8 @@ def wheel_jacobians(model: WmrModel, T_world: NDArray, contacts: Contacts) -> ND
         for the joint-space velocity q̇' = [ω_b; v_b; θ̇] (body coordinates, eq. 2.13).
     """
     A = np.empty((3 * model.num_wheels, model.num_dof))
-    _wheel_jacobians(model.parent, model.joint_type, T_world, model.wheel_frame, contacts.points, contacts.frames, A)
+    _wheel_jacobians(_model_data(model), np.ascontiguousarray(T_world, dtype=float), contacts.points,
+                     contacts.frames, A)
     return A
 
 

@@ -1,0 +1,208 @@
+"""Tracked vehicles (Pecka et al.'s Contact Surface Motion): model description, belt Jacobians, motion.
+
+Oracles: the wheel approximation (an independent code path — Alg. 2's revolute column of a wheel at the
+same circle gives the same contact-point velocity as the belt column when the sprocket radius equals the
+roller radius), finite differences of points fixed to the outline, and closed forms (speed × time).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import wmr_dynamics as wd
+from wmr_dynamics.collision import wheel_contacts
+from wmr_dynamics.errors import ModelError, UrdfError
+from wmr_dynamics.kinematics.fk import forward_kinematics
+from wmr_dynamics.kinematics.jacobians import wheel_jacobians
+from wmr_dynamics.kinematics.state import euler_step
+from wmr_dynamics.model import Track, track_elements
+from wmr_dynamics.simulate import Simulator
+from wmr_dynamics.spatial import quat_to_rpy
+from wmr_dynamics.terrain import Box, Plane
+from wmr_dynamics.tracks import tracks, wheel_approximation
+
+R_S = 0.127  # Talon sprocket and roller radius, m (VEHICLES.md: 5 in)
+
+
+@pytest.fixture(scope="module")
+def talon():
+    return wd.load_model("talon")
+
+
+def test_talon_track_geometry_comes_from_the_collision_box(talon):
+    info = tracks(talon)
+    assert [t.name for t in info] == ["left_track", "right_track"]
+    length = 34 * 0.0254  # belt length overall, m
+    for t in info:
+        assert t.sprocket_radius == pytest.approx(R_S)
+        assert t.rear == pytest.approx((-(length / 2 - R_S), 0.0))
+        assert t.front == pytest.approx((length / 2 - R_S, 0.0))
+        assert len(t.elements) == 5  # rear arc, 3 belt points, front arc
+    assert list(talon.wheel_kind[:5]) == [1, 2, 2, 2, 1]
+    # flat lower run sampled evenly: 24 in between the roller centres, 4 gaps
+    assert np.diff(talon.wheel_centre[:5, 0]) == pytest.approx(np.full(4, 24 * 0.0254 / 4))
+
+
+def test_bad_track_descriptions_are_refused_with_the_reason():
+    good = dict(frame="t", sprocket_radius=0.1, rear=(-0.3, 0.0), front=(0.3, 0.0), rear_radius=0.1,
+                front_radius=0.1)
+    assert len(track_elements(Track(**good, belt_points=0))) == 2
+    with pytest.raises(ModelError, match="front roller .* must be ahead"):
+        track_elements(Track(**{**good, "front": (-0.4, 0.0)}))
+    with pytest.raises(ModelError, match="sprocket_radius must be a positive"):
+        track_elements(Track(**{**good, "sprocket_radius": 0.0}))
+    with pytest.raises(ModelError, match="belt_points"):
+        track_elements(Track(**good, belt_points=-1))
+    with pytest.raises(ModelError, match="rear: expected"):
+        track_elements(Track(**{**good, "rear": (np.nan, 0.0)}))
+
+
+def _talon_yaml(tmp_path, tracks_block: str, box: str = "0.8636 0.1524 0.254") -> str:
+    urdf = (wd.urdf.data_dirs()[0] / "urdf" / "talon.urdf").read_text()
+    urdf = urdf.replace('<collision><geometry><box size="0.8636 0.1524 0.2540"/></geometry></collision>',
+                        f'<collision><geometry><box size="{box}"/></geometry></collision>')
+    (tmp_path / "t.urdf").write_text(urdf)
+    (tmp_path / "t.yaml").write_text(f"urdf: t.urdf\ntracks:\n{textwrap.indent(tracks_block, '  ')}\n")
+    return str(tmp_path / "t.yaml")
+
+
+def test_bad_track_yaml_and_urdf_are_refused(tmp_path):
+    with pytest.raises(UrdfError, match="'nope' is not a joint"):
+        wd.load_model(_talon_yaml(tmp_path, "nope: {}"))
+    with pytest.raises(UrdfError, match="longer"):
+        wd.load_model(_talon_yaml(tmp_path, "left_track_joint: {}\nright_track_joint: {}", box="0.2 0.15 0.3"))
+    with pytest.raises((UrdfError, wd.errors.VehicleConfigError), match="belt_points"):
+        wd.load_model(_talon_yaml(tmp_path, "left_track_joint: {belt_points: -2}"))
+    with pytest.raises((UrdfError, wd.errors.VehicleConfigError), match="radius: unknown key"):
+        wd.load_model(_talon_yaml(tmp_path, "left_track_joint: {radius: 0.1}"))
+    # an explicit outline in the YAML replaces the box
+    m = wd.load_model(_talon_yaml(tmp_path, "left_track_joint: {rear: [-0.2, 0.0], front: [0.3, 0.0], "
+                                            "rear_radius: 0.1, front_radius: 0.1, width: 0.1}\n"
+                                            "right_track_joint: {belt_points: 1}"))
+    assert tracks(m)[0].rear == (-0.2, 0.0) and tracks(m)[0].sprocket_radius == 0.1
+    assert len(tracks(m)[1].elements) == 3
+
+
+def _level_state(model, z=R_S):
+    return model.state(xyz=(0.0, 0.0, z))
+
+
+def test_belt_columns_equal_alg2_of_wheels_at_the_same_circles(talon):
+    """Wheels at every element's circle centre (radius = sprocket radius) see the same contact points, so
+    Alg. 2's revolute column of each wheel must equal the track element's belt column, and every other
+    column must agree too — on flat ground and on a 20° slope with the vehicle pitched along it."""
+    approx = wheel_approximation(talon, 5)  # wheels at the rollers and the three belt points
+    for slope in (0.0, np.radians(20.0)):
+        ground = Plane(normal=(-np.sin(slope), 0.0, np.cos(slope)))
+        for model_pair in ((talon, approx),):
+            A = []
+            for m in model_pair:
+                q = m.state(xyz=(0.1, 0.2, R_S / np.cos(slope) + 0.1 * np.tan(slope)), rpy=(0.0, -slope, 0.3 * 0))
+                T = forward_kinematics(m, q)
+                c = wheel_contacts(m, T, ground)
+                assert np.allclose(c.dz, 0.0, atol=1e-9)
+                A.append(wheel_jacobians(m, T, c))
+            A_track, A_wheel = A
+            assert np.allclose(A_track[:, :6], A_wheel[:, :6], atol=1e-12)
+            for w in range(talon.num_wheels):
+                side = w // 5
+                col_wheel = A_wheel[3 * w:3 * w + 3, 6 + w]
+                assert np.allclose(A_track[3 * w:3 * w + 3, 6 + side], col_wheel, atol=1e-12)
+                assert col_wheel[0] == pytest.approx(-R_S)  # the belt runs backwards under the vehicle
+
+
+def test_other_columns_are_the_velocity_of_a_point_fixed_to_the_outline(talon):
+    """Finite differences: the body twist moves the outline (and the contact point fixed to it) rigidly."""
+    rng = np.random.default_rng(3)
+    ground = Plane(normal=(0.1, -0.05, 1.0))
+    q = talon.state(xyz=(0.3, -0.2, 0.16), rpy=(0.05, -0.08, 0.7))
+    T = forward_kinematics(talon, q)
+    c = wheel_contacts(talon, T, ground)
+    A = wheel_jacobians(talon, T, c)
+    qvel = np.concatenate([rng.normal(size=6), [0.0, 0.0]])  # sprockets still: the outline is rigid
+    eps = 1e-6
+    for w, f in enumerate(talon.wheel_frame):
+        p = talon.parent[f]
+        T_hub = T[p] @ talon.T0[f]
+        p_hub = np.linalg.solve(T_hub, np.append(c.points[w], 1.0))
+        moved = []
+        for sign in (1.0, -1.0):
+            Tq = forward_kinematics(talon, euler_step(q, sign * qvel, eps))
+            moved.append((Tq[p] @ talon.T0[f] @ p_hub)[:3])
+        v_fd = (moved[0] - moved[1]) / (2 * eps)
+        assert np.allclose(A[3 * w:3 * w + 3] @ qvel, c.frames[w].T @ v_fd, atol=1e-6)
+
+
+def test_belt_speed_matching_the_vehicle_gives_zero_slip_and_held_vehicle_sees_the_belt(talon):
+    q = _level_state(talon)
+    T = forward_kinematics(talon, q)
+    c = wheel_contacts(talon, T, Plane())
+    A = wheel_jacobians(talon, T, c)
+    v = 0.4
+    rolling = np.zeros(8)
+    rolling[3] = v  # body forward at v, belts at θ̇ = v / r_s: pure rolling, no slip anywhere
+    rolling[6:] = v / R_S
+    assert np.allclose(A @ rolling, 0.0, atol=1e-12)
+    held = np.zeros(8)
+    held[6:] = v / R_S  # vehicle held, belts running: every contact slides backwards at the belt speed
+    vc = (A @ held).reshape(-1, 3)
+    assert np.allclose(vc, np.tile([-v, 0.0, 0.0], (talon.num_wheels, 1)), atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["kinematic", "dynamic"])
+def test_straight_drive_covers_speed_times_time(talon, mode):
+    """Pecka's straight drive: 0.3 m/s for 10 s → 3.0 m (within 2 %), no sideways drift or turn."""
+    r = Simulator(talon, Plane(), mode=mode, dt=0.04).run(10.0, (0.3, 0.0))
+    x, y = r.q[-1, 4], r.q[-1, 5]
+    assert x == pytest.approx(3.0, rel=0.02)
+    assert abs(y) < 1e-6 and abs(quat_to_rpy(r.q[-1, :4])[2]) < 1e-6
+
+
+def test_rotating_in_place_keeps_the_centre(talon):
+    """Pecka's rotation: belts at ∓ω·B/2; the dynamic model turns by skidding, the centre stays within 5 cm."""
+    r = Simulator(talon, Plane(), mode="dynamic", dt=0.04).run(10.0, (0.0, 0.6))
+    drift = np.hypot(r.q[:, 4], r.q[:, 5]).max()
+    yaw = np.unwrap([quat_to_rpy(qq[:4])[2] for qq in r.q])
+    assert drift < 0.05
+    assert yaw[-1] > 1.0  # it does turn (skid steering loses part of the commanded rate)
+
+
+def test_a_small_yaw_rate_turns_in_place_without_creeping_forward(talon):
+    """Gazebo's tracked-vehicle plugin divides by the turning radius and creeps at v = 0; CSM must not."""
+    r = Simulator(talon, Plane(), mode="dynamic", dt=0.04).run(10.0, (0.0, 0.05))
+    yaw = quat_to_rpy(r.q[-1, :4])[2]
+    assert yaw > 0.05 * 10 * 0.2
+    assert np.hypot(r.q[:, 4], r.q[:, 5]).max() < 1e-3
+
+
+def test_front_roller_climbs_a_step(talon):
+    """The front arc is what climbs edges: a 6 cm step (half the roller radius) is climbed at 0.3 m/s."""
+    step = Box(center=(1.5, 0.0), size=(2.0, 3.0), height=0.06)
+    sim = Simulator(talon, step, mode="dynamic", dt=0.01)
+    r = sim.run(5.0, (0.3, 0.0))
+    assert r.q[-1, 4] > 1.2  # the whole belt (±0.43 m) past the edge at x = 0.5 m, not yet at the far one
+    assert r.q[-1, 6] == pytest.approx(0.06 + R_S - 0.02, abs=0.01)  # on top, the default 2 cm sinkage
+
+
+def test_kernels_give_the_same_run_without_jit(talon):
+    code = textwrap.dedent("""
+        import numpy as np, wmr_dynamics as wd
+        from wmr_dynamics.simulate import Simulator
+        from wmr_dynamics.terrain import Plane
+        r = Simulator(wd.load_model("talon"), Plane(normal=(0.05, 0.02, 1.0)), mode="dynamic", dt=0.04).run(
+            1.0, (0.2, 0.3))
+        np.save("OUT", r.q)
+    """)
+    out = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"talon_nojit_{os.getpid()}.npy")
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    subprocess.run([sys.executable, "-c", code.replace("OUT", out)], check=True, env=env, timeout=600)
+    q_py = np.load(out)
+    os.remove(out)
+    r = Simulator(talon, Plane(normal=(0.05, 0.02, 1.0)), mode="dynamic", dt=0.04).run(1.0, (0.2, 0.3))
+    assert np.allclose(r.q, q_py, atol=1e-9)
