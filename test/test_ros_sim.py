@@ -97,6 +97,31 @@ def test_cmd_vel_drives_odom_at_the_commanded_speed_and_tf_and_joint_states_agre
         assert node.stop() == 0, node.output()
 
 
+def test_a_tracked_robot_drives_from_cmd_vel(tmp_path, probe):
+    """Talon (two tracks, Contact Surface Motion): cmd_vel moves it at the commanded speed, and joint states
+    carry the sprocket joints turning at the belt speed over the sprocket radius."""
+    model = load_model("talon")
+    r_s = model.wheel_radii[0]  # the sprocket radius, m
+    node = _start(tmp_path, {"vehicle": "talon", "world": "flat", "mode": "dynamic", "real_time_factor": 4.0,
+                             "dt": 0.01, "frame_prefix": "talon_"}, probe)
+    try:
+        ns = node.ns
+        joints = probe.subscribe(f"{ns}/joint_states", JointState)
+        odoms = probe.received[f"{ns}/odom"]
+        probe.publish(f"{ns}/cmd_vel", _twist(0.3))
+        t_start = _t(odoms[-1])
+        probe.wait_for(lambda: _t(odoms[-1]) > t_start + 4.0, 30.0, every=lambda: probe.publish(f"{ns}/cmd_vel",
+                       _twist(0.3)), what="4 s of simulated driving")
+        assert node.proc.poll() is None, node.output()
+        assert _speed(odoms, 1.5) == pytest.approx(0.3, abs=0.015)
+        rate = dict(zip(joints[-1].name, joints[-1].velocity, strict=True))
+        assert set(rate) == set(model.joint_names) == {"left_track_joint", "right_track_joint"}
+        for name in rate:
+            assert rate[name] == pytest.approx(0.3 / r_s, rel=0.02), name
+    finally:
+        assert node.stop() == 0, node.output()
+
+
 def test_absurd_and_malformed_commands_are_rejected_or_limited_and_nothing_nan_is_published(tmp_path, probe):
     model = load_model("rocky7")
     node = _start(tmp_path, {"vehicle": "rocky7", "world": "flat", "real_time_factor": 4.0}, probe)

@@ -206,3 +206,22 @@ def test_kernels_give_the_same_run_without_jit(talon):
     os.remove(out)
     r = Simulator(talon, Plane(normal=(0.05, 0.02, 1.0)), mode="dynamic", dt=0.04).run(1.0, (0.2, 0.3))
     assert np.allclose(r.q, q_py, atol=1e-9)
+
+
+def test_steering_efficiency_makes_the_skid_steer_turn_at_the_commanded_rate(talon):
+    """Martínez et al.'s χ: with the sides driven at v ∓ ω·B/(2χ) the turn's loss to skidding is made up.
+    χ measured from a χ = 1 run (yaw rate reached / commanded) brings the next run to the commanded rate."""
+    from wmr_dynamics.controllers import BodyVelocityController
+
+    def yaw_rate(chi):
+        sim = Simulator(talon, Plane(), mode="dynamic", dt=0.04,
+                        controller=BodyVelocityController(talon, steering_efficiency=chi))
+        r = sim.run(6.0, (0.2, 0.3))
+        yaw = np.unwrap([quat_to_rpy(qq[:4])[2] for qq in r.q])
+        return (yaw[-1] - yaw[50]) / (r.t[-1] - r.t[50])  # after the 2 s spin-up
+
+    chi = yaw_rate(1.0) / 0.3
+    assert 0.2 < chi < 0.95  # skid steering does lose part of the turn
+    assert yaw_rate(chi) == pytest.approx(0.3, rel=0.1)
+    with pytest.raises(ModelError, match="steering_efficiency"):
+        BodyVelocityController(talon, steering_efficiency=0.0)

@@ -57,13 +57,22 @@ class BodyVelocityController:
         steer_gain: proportional gain of the steering servo, 1/s.
         max_steer_rate: rate limit of steering joints, rad/s; capped by the smallest URDF ``<limit velocity>`` of
             the actuated steering joints (so a steering servo never asks a joint for more than it can do).
+        steering_efficiency: χ in (0, 1] of Martínez et al.'s skid-steer kinematics: a wheel or belt at lateral
+            offset y from the body's x axis is driven at v − ω·y/χ, so a skid-steer vehicle whose turns lose
+            a fraction 1 − χ to skidding turns at the commanded ω.  ``None`` takes
+            ``model.config['controller']['steering_efficiency']`` (or 1, the no-slip geometric rule).
     """
 
     def __init__(self, model: WmrModel, kind: str | None = None, steer_gain: float = 5.0,
-                 max_steer_rate: float = 2.0) -> None:
-        kind = kind or (model.config.get("controller") or {}).get("type") or "geometric"
+                 max_steer_rate: float = 2.0, steering_efficiency: float | None = None) -> None:
+        cfg = model.config.get("controller") or {}
+        kind = kind or cfg.get("type") or "geometric"
         if kind not in CONTROLLER_TYPES:
             raise ModelError(f"controller type '{kind}' is not one of {', '.join(CONTROLLER_TYPES)}")
+        chi = cfg.get("steering_efficiency", 1.0) if steering_efficiency is None else steering_efficiency
+        if isinstance(chi, bool) or not isinstance(chi, (int, float)) or not 0.0 < chi <= 1.0:
+            raise ModelError(f"controller steering_efficiency must be a number in (0, 1], got {chi!r}")
+        self.steering_efficiency = float(chi)
         self.model, self.kind = model, kind
         self.steer_gain, self.max_steer_rate = float(steer_gain), float(max_steer_rate)
         self.actuated_frames = np.flatnonzero(model.actuated)

@@ -392,8 +392,10 @@ class WmrModel:
         for i, f in enumerate(self.frames):
             wheel = ""
             if i in self.wheel_frame:
-                w = self.wheels[int(np.flatnonzero(self.wheel_frame == i)[0])]
-                wheel = f"  wheel r={w.radius:.4f} m w={w.width:.3f} m {w.shape}"
+                own = np.flatnonzero(self.wheel_frame == i)
+                w = self.wheels[int(own[0])]
+                wheel = (f"  wheel r={w.radius:.4f} m w={w.width:.3f} m {w.shape}" if w.kind == "wheel" else
+                         f"  track '{w.track}': {own.size} contact elements, sprocket r={w.rolling:.4f} m")
             lines.append(f"  {i:>2} {f.name:<14}{(f.parent or 'world'):<14}{(f.joint_type or '6DOF'):<5}"
                          f"{('Y' if f.actuated else 'N'):<4}{f.mass:>9.3f}  "
                          f"({f.xyz[0]:+.3f}, {f.xyz[1]:+.3f}, {f.xyz[2]:+.3f}){wheel}")

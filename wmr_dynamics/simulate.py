@@ -657,8 +657,9 @@ def check_divergence(model: WmrModel, r: SimResult, v_peak: float, omega_peak: f
         k = int(np.flatnonzero(~finite)[0])
         fail = (k, "the state became non-finite")
     # a wheel against a step face may measure a contact error of the step's height (more than its radius on
-    # the preset steps), so the bound is a wheel wholly under the ground: deeper than its diameter
-    radius = model.wheel_radii
+    # the preset steps), so the bound is a wheel wholly under the ground: deeper than its diameter (a track
+    # element's: its roller's or belt point's circle)
+    radius = model.wheel_circle
     sunk = r.dz < -2.0 * radius[None, :]
     if sunk.any():
         k, i = (int(v) for v in np.argwhere(sunk)[0])

@@ -143,7 +143,7 @@ SCHEMA = record({
     "contact": record({"model": one_of(*CONTACT_MODELS.names),
                        "params": mapping_of(contact_param)}),
     "actuators": record({"model": text}, open_=True),
-    "controller": record({"type": text}, open_=True),
+    "controller": record({"type": text, "steering_efficiency": number(0.0, 1.0, lo_open=True)}, open_=True),
     "cg_offset": vector(2, number(-10.0, 10.0, "m")),
     "initial_pose": record({"xyz": vector(3, number(-1e6, 1e6, "m")), "rpy": vector(3, number(-10.0, 10.0, "rad"))}),
 })

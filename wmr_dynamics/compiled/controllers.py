@@ -33,23 +33,25 @@ class ControllerData(NamedTuple):
     max_steer_rate: float  # rad/s
     rates: NDArray  # (nf,) work
     steer_rate: NDArray  # (ns,) work
+    steering_efficiency: float = 1.0  # χ of Martínez et al. (skid steering), in (0, 1]
 
 
 def controller_data(controller: BodyVelocityController | None, model, direct: bool = False) -> ControllerData:  # noqa: ANN001
     """Flatten a :class:`BodyVelocityController` (``direct=True``: commands are joint rates, no controller)."""
     nw = model.num_wheels
     if direct or controller is None:
-        kind, steers, gain, rate = CONTROLLER_DIRECT, [], 0.0, 0.0
+        kind, steers, gain, rate, chi = CONTROLLER_DIRECT, [], 0.0, 0.0, 1.0
     else:
         kind = CONTROLLER_NAIVE if controller.kind == "naive" else CONTROLLER_GEOMETRIC
         steers, gain, rate = controller.steers, controller.steer_gain, controller.max_steer_rate
+        chi = controller.steering_efficiency
     ns = len(steers)
     wheels = np.zeros((ns, nw), dtype=np.bool_)
     for k, s in enumerate(steers):
         wheels[k, list(s.wheels)] = True
     return ControllerData(kind, np.array([s.frame for s in steers], dtype=np.int64),
                           np.array([s.actuated for s in steers], dtype=np.bool_), wheels, float(gain), float(rate),
-                          np.zeros(model.num_frames), np.zeros(max(ns, 1)))
+                          np.zeros(model.num_frames), np.zeros(max(ns, 1)), float(chi))
 
 
 @njit
@@ -135,7 +137,9 @@ def _geometric(md: ModelData, cd: ControllerData, q: NDArray, T_world: NDArray, 
         par = md.parent[f]
         h = (_hub(T_world, md.T0, par, f, 0), _hub(T_world, md.T0, par, f, 1), _hub(T_world, md.T0, par, f, 2))
         px, py = _in_body(T_world, h[0], h[1], h[2])
-        ux, uy = v - omega * py, omega * px
+        # skid steering (Martínez et al.): the sides' speed difference is ω·B/χ, not ω·B — the turn loses
+        # the part 1 − χ to lateral skidding; χ = 1 (default) is the no-slip geometric rule
+        ux, uy = v - omega * py / cd.steering_efficiency, omega * px
         for k in range(ns):  # a passive steering joint above: its wheels drive its turn
             if cd.steer_wheels[k, w] and not cd.steer_actuated[k]:
                 sf = cd.steer_frame[k]

@@ -163,7 +163,8 @@ def dynamic_rollout_batch(md: ModelData, td: TerrainData, fd: DynamicsData, cd: 
                              fd.approximate_bias, fd.contact_slot, fd.actuator_slot)
         ws = dynamics_workspace(md, f)
         c = ControllerData(cd.kind, cd.steer_frame, cd.steer_actuated, cd.steer_wheels, cd.steer_gain,
-                           cd.max_steer_rate, np.zeros(cd.rates.shape[0]), np.zeros(cd.steer_rate.shape[0]))
+                           cd.max_steer_rate, np.zeros(cd.rates.shape[0]), np.zeros(cd.steer_rate.shape[0]),
+                           cd.steering_efficiency)
         DZ, VC, SR, SA = np.empty((1, nw)), np.empty((1, nw)), np.empty((1, nw)), np.empty((1, nw))
         F = np.empty((1, nw, 3))
         IT, COST = np.empty(1), np.empty(1)
