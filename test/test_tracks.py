@@ -225,3 +225,18 @@ def test_steering_efficiency_makes_the_skid_steer_turn_at_the_commanded_rate(tal
     assert yaw_rate(chi) == pytest.approx(0.3, rel=0.1)
     with pytest.raises(ModelError, match="steering_efficiency"):
         BodyVelocityController(talon, steering_efficiency=0.0)
+
+
+def test_a_planner_batch_of_tracked_rollouts_equals_single_runs(talon):
+    """rollout_batch (the compiled parallel batch) on a tracked robot gives each single run's trajectory."""
+    sim = Simulator(talon, Plane(normal=(0.03, 0.0, 1.0)), mode="dynamic", dt=0.04)
+    n = 40
+    cmds = np.zeros((3, n + 1, 2))
+    cmds[:, :, 0] = 0.3
+    cmds[:, :, 1] = [[-0.4], [0.0], [0.4]]
+    batch = sim.rollout_batch(cmds)
+    for k in range(3):
+        single = sim.run(n * 0.04, tuple(cmds[k, 0]), limit_speeds=False)
+        assert np.allclose(batch.q[k], single.q, atol=1e-9)
+    yaw = [quat_to_rpy(batch.q[k, -1, :4])[2] for k in range(3)]
+    assert yaw[0] < -0.1 and abs(yaw[1]) < 1e-6 and yaw[2] > 0.1
