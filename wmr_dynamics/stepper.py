@@ -111,7 +111,8 @@ class Stepper:
         controller: (v, ω) → actuated joint rates; default the vehicle's
             :class:`~wmr_dynamics.controllers.BodyVelocityController` (compiled).  A custom callable
             ``controller(q, T_world, v, omega)`` is called in Python before each step.
-        slip: ``SlipParams`` for enhanced mode.  baumgarte: σ of eqs. 2.35–2.36, 1/s (default 1/dt).
+        slip: ``SlipParams`` for enhanced mode.  baumgarte: σ of eqs. 2.35–2.36, 1/s (default
+            :func:`~wmr_dynamics.simulate.default_baumgarte`).
         integrator: ``"euler"`` or, for the kinematic modes, ``"rk4"``.
 
     Example::
