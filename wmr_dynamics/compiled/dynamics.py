@@ -34,6 +34,7 @@ from wmr_dynamics.compiled.collision import wheel_contacts_kernel
 from wmr_dynamics.compiled.data import ModelData, TerrainData
 from wmr_dynamics.compiled.kinematics import _belt_column, _forward_kinematics, _wheel_jacobian  # Alg. 1, 2 inlined
 from wmr_dynamics.compiled.linalg import cho_solve, cho_solve_columns, cholesky, independent_rows, orthonormal_rows
+from wmr_dynamics.contact_models._base import MOMENT_COLUMNS
 from wmr_dynamics.contact_models.registry import CONTACT_MODELS
 from wmr_dynamics.dynamics.rigid_body import _crba, _plucker_all, _rnea
 from wmr_dynamics.joint_models import JOINT_MODELS
@@ -82,6 +83,7 @@ class DynamicsData(NamedTuple):
     approximate_bias: bool  # eq. 2.89: the whole vehicle's bias force as one rigid body's
     contact_slot: int  # CONTACT_PYTHON: the model's callback slot
     actuator_slot: int  # ACTUATOR_PYTHON: the model's callback slot
+    contact_moment: bool = False  # the contact model adds a moment about each wheel's axis (Ding's M_R)
 
 
 # DynamicsWorkspace.counts entries.  (One small array, not five (1,)-array fields: every non-inlined kernel
@@ -177,6 +179,9 @@ class DynamicsWorkspace(NamedTuple):
     q_try: NDArray
     qvel_try: NDArray
     integral_try: NDArray
+    # axle moments (contact_moment): row w = [moment, its partials (v_x, v_y, v_z, Rω, Δz), P j_w (n),
+    # ∂moment/∂x (n)], j_w the generalized direction of a moment about wheel w's axis
+    mw: NDArray
 
 
 @njit
@@ -190,6 +195,9 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
     nA = 3 * nw + na + nc
     nq = nf + 6
     na1, nc1 = max(na, 1), max(nc, 1)
+    n_moment = 1
+    if fd.contact_moment:
+        n_moment = nw
     z = np.zeros
     b = np.bool_
     return DynamicsWorkspace(
@@ -210,7 +218,8 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
         # e_t, dir_work
         np.zeros(N_COUNTS, dtype=np.int64),  # counts
         np.zeros(nA, dtype=np.int64), z((nA, n)), z((n, n)), z((n, n)),  # mrows, PA, PAI, PG0
-        z(nq), z(n), z(nq), z(n), z(na1))  # sub-stepping
+        z(nq), z(n), z(nq), z(n), z(na1),  # sub-stepping
+        z((n_moment, MOMENT_COLUMNS + 2 * n)))  # mw
 
 
 # ---- per-step set-up (steps 1–2 of the force_balance module docstring) -----------------------------------
@@ -290,6 +299,8 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
     nx = ws.counts[C_INPUTS]
     _constant_jacobian_parts(md, fd, ws, ni, nx, n, nw, nc, dt)
     _projected(ws, ni, nx, n, nA)
+    if fd.contact_moment:
+        _moment_directions(md, ws, n)
     for k in range(ni):
         ws.v_I[k] = ws.v_target[ws.indep[k]]
     for k in range(nx):  # warm start: the input rows' velocities stay as they are (§2.4.4)
@@ -299,6 +310,38 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
             s += ws.A[r, j] * qvel[j]
         ws.x[k] = s
     return 0
+
+
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
+def _moment_directions(md: ModelData, ws: DynamicsWorkspace, n: int) -> None:
+    """P j_w for each wheel: j_w = ∂(ω_w · ŷ_w)/∂q̇', the generalized direction of a moment about wheel w's axis
+    (its transpose maps the moment to generalized forces, as Aᵀ maps contact forces): ŷ_w in body coordinates
+    for the body's angular velocity, a revolute joint's axis · ŷ_w for each joint of the chain (1 for the
+    wheel's own joint), 0 for prismatic joints and the body's translation; then projected off the rigid rows."""
+    nb = ws.counts[C_RIGID_BASIS]
+    T = ws.T_world
+    for w in range(md.wheel_frame.shape[0]):
+        row = MOMENT_COLUMNS
+        for j in range(n):
+            ws.mw[w, row + j] = 0.0
+        f = md.wheel_frame[w]
+        if md.wheel_kind[w] != 0:  # a track element's belt has no axle moment
+            continue
+        yx, yy, yz = T[f, 0, 1], T[f, 1, 1], T[f, 2, 1]
+        for c in range(3):
+            ws.mw[w, row + c] = T[0, 0, c] * yx + T[0, 1, c] * yy + T[0, 2, c] * yz
+        i = f
+        while i > 0:
+            if md.jtype[i] < 3:
+                a = md.jtype[i]
+                ws.mw[w, row + i + 5] = T[i, 0, a] * yx + T[i, 1, a] * yy + T[i, 2, a] * yz
+            i = md.parent[i]
+        for b in range(nb):  # P = I − BᵀB (as _project_row)
+            d = 0.0
+            for j in range(n):
+                d += ws.basis[b, j] * ws.mw[w, row + j]
+            for j in range(n):
+                ws.mw[w, row + j] -= d * ws.basis[b, j]
 
 
 @njit(_nrt=False)
@@ -468,7 +511,8 @@ def _evaluate(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
     """e(x) (and ∂e/∂x if ``need_jac``) into e, J; leaves q̇'[i+1], v_c and the contact forces in ws."""
     _residual(md, fd, ws, x, qvel, integral, dt, need_jac, e)
     if need_jac:
-        _force_balance_jacobian(ws, ws.counts[C_INPUTS], ws.counts[C_MODEL_ROWS], md.parent.shape[0] + 5, J)
+        _force_balance_jacobian(ws, ws.counts[C_INPUTS], ws.counts[C_MODEL_ROWS], md.parent.shape[0] + 5, J,
+                                fd.contact_moment)
 
 
 @njit
@@ -507,7 +551,7 @@ def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
         ws.Rw[w] = md.wheel_radius[w] * ws.qn[md.wheel_frame[w] + 5]
         ws.dzn[w] = ws.dz0[w] + ws.vc[w, 2] * dt
     _contact(fd.contact_kind, fd.contact_P, fd.contact_aux, fd.contact_slot, ws.vc, ws.Rw, ws.dzn, ws.fc, ws.df_dv,
-             ws.df_dRw, ws.df_ddz)  # eq. 2.71
+             ws.df_dRw, ws.df_ddz, ws.mw)  # eq. 2.71
     if fd.act_kind != ACTUATOR_IDEAL:  # eq. 2.73
         _actuators(md, fd, ws, integral, dt)
     nm = ws.counts[C_MODEL_ROWS]
@@ -538,13 +582,20 @@ def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
         t = ws.f_model[m]
         for i in range(n):
             e[i] -= ws.PA[m, i] * t
+    if fd.contact_moment:  # axle moments as generalized forces j_wᵀ M_w, projected like the model forces
+        for w in range(nw):
+            t = ws.mw[w, 0]
+            if t != 0.0:
+                for i in range(n):
+                    e[i] -= ws.mw[w, MOMENT_COLUMNS + i] * t
     if need_df:
         _model_force_jacobian(md, fd, ws, nx, nw, na, nm, dt)
 
 
 @njit(inline="always")  # passes the workspace: inlined, not copied per call
-def _force_balance_jacobian(ws: DynamicsWorkspace, nx: int, nm: int, n: int, J: NDArray) -> None:
-    """∂e/∂x = P A_Iᵀ ∂λ/∂x − P Aᵀ ∂f_model/∂x (eq. 2.78) from ws.df of the last evaluation."""
+def _force_balance_jacobian(ws: DynamicsWorkspace, nx: int, nm: int, n: int, J: NDArray, moment: bool) -> None:
+    """∂e/∂x = P A_Iᵀ ∂λ/∂x − P Aᵀ ∂f_model/∂x (eq. 2.78) from ws.df of the last evaluation (and − Σ P j_w
+    ∂M_w/∂x with axle moments)."""
     for i in range(n):
         for k in range(nx):
             J[i, k] = ws.PG0[i, k]
@@ -552,6 +603,14 @@ def _force_balance_jacobian(ws: DynamicsWorkspace, nx: int, nm: int, n: int, J: 
             t = ws.PA[m, i]
             for k in range(nx):
                 J[i, k] -= t * ws.df[m, k]
+    if moment:
+        col = MOMENT_COLUMNS + n
+        for w in range(ws.mw.shape[0]):
+            for i in range(n):
+                t = ws.mw[w, MOMENT_COLUMNS + i]
+                if t != 0.0:
+                    for k in range(nx):
+                        J[i, k] -= t * ws.mw[w, col + k]
 
 
 @njit(inline="always")  # passes the workspace: inlined, not copied per call
@@ -581,19 +640,32 @@ def _model_force_jacobian(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace
             g = ws.joint_g[c]
             for k in range(nx):
                 ws.df[m, k] = g * ws.AJdq[c, k]
+    if fd.contact_moment:  # ∂M_w/∂x by the same chain rule
+        col = MOMENT_COLUMNS + md.parent.shape[0] + 5
+        for w in range(nw):
+            a0, a1, a2 = ws.mw[w, 1], ws.mw[w, 2], ws.mw[w, 3] + ws.mw[w, 5] * dt
+            b = ws.mw[w, 4] * md.wheel_radius[w]
+            j = md.wheel_frame[w] + 5
+            for k in range(nx):
+                ws.mw[w, col + k] = (a0 * ws.dvc[3 * w, k] + a1 * ws.dvc[3 * w + 1, k] + a2 * ws.dvc[3 * w + 2, k]
+                                     + b * ws.dq[j, k])
 
 
 @njit
 def _contact(kind: int, P: NDArray, aux: NDArray, slot: int, vc: NDArray, Rw: NDArray, dzn: NDArray, fc: NDArray,
-             df_dv: NDArray, df_dRw: NDArray, df_ddz: NDArray) -> None:
-    """Eq. 2.71 by the contact model's kernel (CONTACT_MODELS) or its Python callback.  (Passed its arrays, not
-    the workspace: a call copies and reference-counts every array it is passed.)"""
+             df_dv: NDArray, df_dRw: NDArray, df_ddz: NDArray, mw: NDArray) -> None:
+    """Eq. 2.71 by the contact model's kernel (CONTACT_MODELS) or its Python callback, and the axle moments of a
+    model that has them into ``mw``.  (Passed its arrays, not the workspace: a call copies and reference-counts
+    every array it is passed.)"""
     if kind == CONTACT_PYTHON:
         _python_contact(slot, vc, Rw, dzn, fc, df_dv, df_dRw, df_ddz)
         return
+    for w in range(mw.shape[0]):
+        for c in range(MOMENT_COLUMNS):
+            mw[w, c] = 0.0
     for entry in literal_unroll(_CONTACT_KERNELS):
         if kind == entry[0]:
-            entry[1](vc, Rw, dzn, P, aux, fc, df_dv, df_dRw, df_ddz)
+            entry[1](vc, Rw, dzn, P, aux, fc, df_dv, df_dRw, df_ddz, mw)
 
 
 @njit
@@ -680,6 +752,15 @@ def _phi(md, fd, ws, qvel, integral, dt, alpha, n, nx) -> tuple:  # noqa: ANN001
         t = w[1, m]
         for i in range(n):
             w[0, i] -= ws.PA[m, i] * t
+    if fd.contact_moment:
+        col = MOMENT_COLUMNS + n
+        for wh in range(ws.mw.shape[0]):
+            t = 0.0
+            for k in range(nx):
+                t += ws.mw[wh, col + k] * ws.p[k]
+            if t != 0.0:
+                for i in range(n):
+                    w[0, i] -= ws.mw[wh, MOMENT_COLUMNS + i] * t
     d = 0.0
     for i in range(n):
         d += ws.e_t[i] * w[0, i]
@@ -728,7 +809,7 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
     norm = math.sqrt(_dot(ws.e, ws.e, n))
     while it < fd.max_iterations and norm > fd.tolerance:
         it += 1
-        _force_balance_jacobian(ws, nx, ws.counts[C_MODEL_ROWS], n, ws.J)
+        _force_balance_jacobian(ws, nx, ws.counts[C_MODEL_ROWS], n, ws.J, fd.contact_moment)
         # H = JᵀJ (Gauss–Newton Hessian of eq. 2.84, halved), g = Jᵀe, accumulated along J's rows
         for a in range(nx):
             ws.grad[a] = 0.0

@@ -116,7 +116,8 @@ def dynamics_data(model: WmrModel, options, max_halvings: int = 3, owner: object
         jr.A, jr.b, joint_kind, joint_P, kind, np.ascontiguousarray(P, dtype=float),
         np.ascontiguousarray(aux, dtype=float), act_kind, act_P, int(options.max_iterations), float(tol),
         float(max(tol, 1e-3 * weight)), float(options.qr_tolerance), bool(options.constant_mass_matrix),
-        int(max_halvings), int(options.collision_samples), bool(options.approximate_bias), c_slot, a_slot)
+        int(max_halvings), int(options.collision_samples), bool(options.approximate_bias), c_slot, a_slot,
+        bool(getattr(options.contact, "has_axle_moment", False) and kind != PYTHON))
 
 
 def terrain_data(terrain, exact_only: bool = False) -> TerrainData:  # noqa: ANN001

@@ -27,6 +27,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from wmr_dynamics.errors import ModelError
 
+#: columns of a contact kernel's ``mw`` output (nw, ≥ MOMENT_COLUMNS): the moment about each wheel's axis that the
+#: model adds beyond its contact force's (N·m; Ding's resistance moment), then its partials w.r.t. v_x, v_y,
+#: v_z, Rω and Δz.  Kernels without such a moment leave it untouched (the engine zeroes it).
+MOMENT_COLUMNS = 6
+
 Outputs = tuple[NDArray, NDArray, NDArray, NDArray]
 
 
@@ -103,8 +108,9 @@ class ContactModel(abc.ABC):
 class CompiledContactModel(ContactModel):
     """A contact model evaluated by a compiled (numba) kernel over the wheels.
 
-    ``kernel(v_c, R_omega, dz, P, aux, f, df_dv, df_dRw, df_ddz)`` writes the outputs of
-    :meth:`ContactModel.evaluate` into the preallocated arrays ``f`` … ``df_ddz`` (overwriting every entry).
+    ``kernel(v_c, R_omega, dz, P, aux, f, df_dv, df_dRw, df_ddz, mw)`` writes the outputs of
+    :meth:`ContactModel.evaluate` into the preallocated arrays ``f`` … ``df_ddz`` (overwriting every entry), and
+    a model with a moment about the wheel's axis (``has_axle_moment``) writes it into ``mw`` (MOMENT_COLUMNS).
     ``P`` is a (1 or nw, n_params) float64 array of parameters (one row shared by all wheels, or one row per
     wheel) and ``aux`` a 1-D float64 array of model data (quadrature nodes, lookup tables); both come from
     :meth:`kernel_data`.  The compiled dynamics calls ``kernel`` directly; :meth:`evaluate` is the checked
@@ -115,6 +121,8 @@ class CompiledContactModel(ContactModel):
     _P: NDArray
     _aux: NDArray
     _params: dict[str, Any]
+    #: the kernel writes a moment about the wheel axis into ``mw`` (the force balance then applies it)
+    has_axle_moment: bool = False
 
     def kernel_data(self, n_wheels: int | None = None) -> tuple[NDArray, NDArray]:
         """``(P, aux)`` for :attr:`kernel`; checks that per-wheel parameters match ``n_wheels``."""
@@ -136,13 +144,25 @@ class CompiledContactModel(ContactModel):
         df_dv = np.empty((nw, 3, 3))
         df_dRw = np.empty((nw, 3))
         df_ddz = np.empty((nw, 3))
-        self.kernel(v, rw, d, P, aux, f, df_dv, df_dRw, df_ddz)
+        self.kernel(v, rw, d, P, aux, f, df_dv, df_dRw, df_ddz, np.zeros((nw, MOMENT_COLUMNS)))
         return f, df_dv, df_dRw, df_ddz
+
+    def axle_moment(self, v_c: ArrayLike, R_omega: ArrayLike, dz: ArrayLike) -> NDArray:
+        """(nw, 6): the moment (N·m) the model adds about each wheel's axis beyond its contact force's (Ding's
+        resistance moment, 0 for the other models), and its partials w.r.t. v_x, v_y, v_z, Rω, Δz."""
+        v, rw, d = self.check_inputs(v_c, R_omega, dz)
+        nw = v.shape[0]
+        P, aux = self.kernel_data(nw)
+        mw = np.zeros((nw, MOMENT_COLUMNS))
+        self.kernel(v, rw, d, P, aux, np.empty((nw, 3)), np.empty((nw, 3, 3)), np.empty((nw, 3)),
+                    np.empty((nw, 3)), mw)
+        return mw
 
     def evaluate_into(self, v_c: NDArray, R_omega: NDArray, dz: NDArray, f: NDArray, df_dv: NDArray,
                       df_dRw: NDArray, df_ddz: NDArray) -> None:
         """Unchecked :meth:`evaluate` into preallocated float64 arrays (for hot loops written in Python)."""
-        self.kernel(v_c, R_omega, dz, self._P, self._aux, f, df_dv, df_dRw, df_ddz)
+        self.kernel(v_c, R_omega, dz, self._P, self._aux, f, df_dv, df_dRw, df_ddz,
+                    np.zeros((v_c.shape[0], MOMENT_COLUMNS)))
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={_short(v)}" for k, v in self._params.items())

@@ -308,7 +308,7 @@ def _ding_actual_loads(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, fn: NDA
 
 @njit
 def terra_kernel(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, aux: NDArray, f: NDArray, df_dv: NDArray,
-                 df_dRw: NDArray, df_ddz: NDArray) -> None:
+                 df_dRw: NDArray, df_ddz: NDArray, mw: NDArray) -> None:
     """Direct (quadrature) evaluation of the Ishigami or Ding model for every wheel."""
     one = P.shape[0] == 1
     cb = np.empty(5, np.complex128)
@@ -352,6 +352,30 @@ def terra_kernel(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, aux: NDArray,
             for k in range(5):
                 wk[3, k] = cb[k].imag / CSTEP
         _assemble(w, q, v[w, 2], sl, beta, pen, clipped, wk, f, df_dv, df_dRw, df_ddz)
+        if q[MODEL] == DING:
+            _axle_moment(w, q, sl, wk, mw)
+
+
+@njit
+def _axle_moment(w: int, q: NDArray, sl: tuple, wk: NDArray, mw: NDArray) -> None:
+    """Ding et al.'s resistance moment M_R (eq. 16) as the moment the engine adds about the wheel's axis (``mw``
+    row w: the moment, N·m, and its partials w.r.t. v_x, v_y, v_z, Rω, Δz).
+
+    The force balance applies the contact force at the rim point below the hub, whose moment about the axle is
+    already −r·f_x; the soil's moment about the axle is −M_R (it resists the wheel's turning, mirrored when the
+    wheel turns backwards), so the moment added is r·f_x − sgn·M_R = sgn·(r·F_DP − M_R): the wheel then needs
+    a drive torque M_R at steady state, as in Ding et al.'s Fig. 7, not r·F_DP."""
+    sg, _, ds_dvx, ds_dRw, _, db_dvx, db_dvy, db_dRw = sl
+    r = q[HDR]
+    mw[w, 0] = sg * (r * wk[0, 0] - wk[0, 4])
+    g_s = sg * (r * wk[1, 0] - wk[1, 4])  # ∂/∂s, ∂/∂β, ∂/∂h of the moment
+    g_b = sg * (r * wk[2, 0] - wk[2, 4])
+    g_h = sg * (r * wk[3, 0] - wk[3, 4])
+    mw[w, 1] = g_s * ds_dvx + g_b * db_dvx
+    mw[w, 2] = g_b * db_dvy
+    mw[w, 3] = 0.0
+    mw[w, 4] = g_s * ds_dRw + g_b * db_dRw
+    mw[w, 5] = -g_h  # h = −Δz + offset
 
 
 # ---- lookup table (thesis App. C: "precomputing a lookup table ... trilinear interpolation") ---------------
@@ -398,7 +422,7 @@ def _cell(x: float, lo: float, hi: float, n: int) -> tuple[int, float, float]:
 
 @njit
 def lut_kernel(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, aux: NDArray, f: NDArray, df_dv: NDArray,
-               df_dRw: NDArray, df_ddz: NDArray) -> None:
+               df_dRw: NDArray, df_ddz: NDArray, mw: NDArray) -> None:
     """Trilinear interpolation in (s, u(β), h); the Jacobian is that of the interpolant (exact within a cell)."""
     one = P.shape[0] == 1
     wk = np.zeros((4, 5))

@@ -24,7 +24,8 @@ G = 9.81  # m/s², VEHICLES.md
 
 @njit
 def _linear_kernel(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, aux: NDArray, f: NDArray, df_dv: NDArray,
-                   df_dRw: NDArray, df_ddz: NDArray) -> None:
+                   df_dRw: NDArray, df_ddz: NDArray,
+                   mw: NDArray) -> None:
     """Eqs. C.3–C.8 (pyramid) or C.9 (cone, elliptic with μ_x ≠ μ_y) for every wheel; P rows: kp, kd, C_x, c_rr,
     μ_x, cone, C_y, μ_y (:data:`LinearContact.COLUMNS`)."""
     one = P.shape[0] == 1

@@ -58,7 +58,8 @@ def _lateral_ratio(t: float, B: float, C: float, D: float, E: float, K: float) -
 
 @njit
 def _pacejka_kernel(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, aux: NDArray, f: NDArray, df_dv: NDArray,
-                    df_dRw: NDArray, df_ddz: NDArray) -> None:
+                    df_dRw: NDArray, df_ddz: NDArray,
+                    mw: NDArray) -> None:
     """C.3–C.4 normal force, C.10–C.18 tangential; P rows: kp kd mu Bs Cs Ds Es Ks Ba Ca Da Ea Ka c_rr v_eps."""
     one = P.shape[0] == 1
     for w in range(v.shape[0]):

@@ -261,8 +261,11 @@ class DingContact(_TerraContact):
     Side force (eqs. 17–19): ``F_S = r b ∫ τ_y dθ + ∫ R_b (R_j − h(θ) cos θ) dθ`` over [0, θ_1], with the same
     triangular σ, ``τ_y = (c + σ tan φ)(1 − exp(−r(1 − s)(θ_1 − θ) tan β / k_y))`` (the paper prints
     ``c + σ``; we use ``tan φ`` as C.26 does) and ``R_b`` of eq. 19 with ``X_c = π/4 − φ/2``, by
-    Gauss–Legendre quadrature.  ``f = (F_DP, −F_S, F_N)``; the overturning moment ``M_O ≈ F_S r`` (eq. 20)
-    and ``M_R`` are moments the force-only interface cannot return (:meth:`slip_forces` gives ``M_R``).
+    Gauss–Legendre quadrature.  ``f = (F_DP, −F_S, F_N)``, applied at the rim point below the hub, so the
+    overturning moment ``M_O ≈ F_S r`` of eq. 20 is F_S's own moment about the contact frame's x axis.  The
+    resistance moment ``M_R`` (eq. 16) is the kernel's axle moment (``mw``, :meth:`axle_moment`): the force
+    balance adds r·f_x − M_R about the wheel's axis, so the soil's moment on the wheel is −M_R and a driven wheel
+    needs the drive torque M_R (:meth:`slip_forces` gives M_R itself).
 
     Args:
         radius, width: rim radius r and width b, m.  lug_height: m (default 0).
@@ -285,6 +288,7 @@ class DingContact(_TerraContact):
 
     name = "ding"
     _model_id = T.DING
+    has_axle_moment = True
 
     def __init__(self, radius, width, *, lug_height=0.0, lug_deform_coeff=0.5, lug_shear_coeff=0.5,
                  preset: str = "flat", K_s=1.796e6, c=24.5, phi=PHI_TOYOURA, kx=0.01045, ky=0.019, n0=None,
