@@ -20,7 +20,8 @@ which we do not have, we report the metric against the ideal no-slip motion inst
 6. stand: at rest across the steps for 10 s (after 2 s settling) — d_st, the drift (m), and d_ω (rad);
 7. pallet: 0.1 m/s for 30 s over ``worlds/pecka_pallet.sdf``, front flippers raised 40° — whether it crossed
    (x beyond the far edge);
-8. back & forth: 10 × (0.2 m/s forward 2 s, backward 2 s) — d_st, the distance from the start (m).
+8. back & forth: 10 × (0.2 m/s forward 2 s, backward 2 s) — d_st, the distance from the start (m);
+9. (ours) parked on a 20° plane for 10 s after 2 s settling — the drift (mm).
 
 Each model's steering efficiency χ (Martínez et al.) is identified first, as the paper tuned each model's
 angular gain: the yaw a 10 s turn in place at 0.6 rad/s reaches with χ = 1, over the commanded 6.0 rad.
@@ -140,6 +141,17 @@ def stand(model, track: float) -> tuple[dict, float]:  # noqa: ANN001
     return {"d_st (m)": d, "d_ω (rad)": float(np.abs(rpy1 - rpy0).max())}, cpu0 + cpu
 
 
+def slope(model, track: float) -> tuple[dict, float]:  # noqa: ANN001
+    """Not one of the paper's eight: parked across nothing on a 20° plane, facing uphill — what its §III-B says
+    a frictionless model cannot do, and a slip-velocity friction model does only approximately."""
+    a = math.radians(20.0)
+    ground = Plane(normal=(-math.sin(a), 0.0, math.cos(a)))
+    q0 = drop_onto_terrain(model, model.state(xyz=(0.0, 0.0, 0.5), rpy=(0.0, -a, 0.0)), ground)
+    settle, cpu0 = _run(model, ground, 2.0, (0.0, 0.0), q0)
+    r, cpu = _run(model, ground, 10.0, (0.0, 0.0), settle.q[-1])
+    return {"drift in 10 s (mm)": 1e3 * float(np.linalg.norm(r.q[-1, 4:7] - r.q[0, 4:7]))}, cpu0 + cpu
+
+
 def pallet(model, track: float) -> tuple[dict, float]:  # noqa: ANN001
     world = load_sdf_world(ROOT / "worlds" / "pecka_pallet.sdf")
     q0 = _start(model, world, 0.2, 0.0, flippers=-0.7)  # front flippers raised 40°, as the robot climbs
@@ -167,7 +179,7 @@ def calibrate_chi(model) -> float:  # noqa: ANN001
 
 SCENARIOS = {"straight": (straight, 10.0), "rotate": (rotate, 10.0), "circular": (circular, 10.0),
              "ramp": (ramp, 10.0), "staircase": (staircase, 10.0), "stand": (stand, 12.0),
-             "pallet": (pallet, 30.0), "back & forth": (back_and_forth, 40.0)}
+             "pallet": (pallet, 30.0), "back & forth": (back_and_forth, 40.0), "20° slope, parked": (slope, 12.0)}
 
 
 def main(argv: list[str] | None = None) -> int:
