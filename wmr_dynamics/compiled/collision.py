@@ -40,7 +40,22 @@ minima); on a plane this converges to the closed-form optimum.  It is written fo
   point is evaluated once more with :func:`~wmr_dynamics.compiled.terrain.height_normal`, which divides,
   so the reported Δz, point and normal are those of ``HeightGrid.height_normal`` on cell edges too.
 
-``method=1`` is the fast search documented at :func:`wheel_contacts_kernel`.
+**Warm start** (method 0, issue 14): the steps call the search with the same ``angle`` array every step, so
+it holds each wheel's previous contact angle (hub frame; NaN: none — a new workspace, ``Stepper.reset``, the
+Python query).  From it the search samples only the coarse samples next to the previous angle and walks down
+to the lowest (≤ ``WARM_WALK`` samples further), checks that the coarse samples further out rise on both sides
+out to a quarter turn (the jump check: no second minimum, such as an edge or a step coming within the rim's
+reach), and runs the refinement rounds and parabola from that sample — ≈ 30 terrain queries in place of ≈ 58.
+Where the full search's best coarse sample is the same the result is the full search's bit for bit; it is the
+full search that runs when the contact may have jumped: no previous angle, the lowest sample more than
+``WARM_WALK`` samples beyond the previous angle's neighbours, a wheel more than ``WARM_DZ_MAX`` · (R − ρ)
+above the ground, a failed jump check, a value not finite, or a terrain with edges (steps, ramps, boxes,
+composites: :func:`_warm_terrain`).  Its blind spot, beside the full search's own (nothing narrower than one
+coarse spacing): a feature within ±90° that lies entirely between two of the jump check's samples (every
+other coarse sample, 20° apart for 36 — on a rim of R = 0.325 m, ≈ 11 cm of ground) and rises above the rim
+there.  Measured on the thesis terrains: benchmarks/collision_warm.py (docs/benchmarks.md).
+
+``method=1`` is the fast search documented at :func:`wheel_contacts_kernel` (not warm-started).
 
 Two things made it fast (measured per wheel, Zoë on the thesis terrains, method 0): the small helpers are
 ``inline="always"`` (kernels load from numba's cache as machine code, so calls between them are never
@@ -189,6 +204,10 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
     frames (nw, 3, 3), dz (nw,) m, angle (nw,) rad (hub frame), lateral (nw,) m.  Returns 0, or 1 + the index
     of the first wheel whose terrain query was not finite (NaN state or terrain data).
 
+    ``angle`` is read before it is written: a finite entry is that wheel's previous contact angle, where method
+    0 starts its search (the warm start of the module notes); NaN runs the full search.  Callers that do not
+    step one state to the next pass NaN (``compiled_wheel_contacts`` does).
+
     ``method`` 0 (default): the sampled search of the module notes — ``n_samples`` coarse samples of δ on the
     whole circle, ``N_REFINE`` rounds of five offsets, a parabola (≈ 58 terrain queries per wheel).
 
@@ -226,8 +245,8 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
         bx, by, bz = rc * T[0, 2], rc * T[1, 2], rc * T[2, 2]
         taken, ok, sb, cb = False, True, 0.0, 1.0
         if warm and math.isfinite(angle[w]):  # warm start at the previous step's contact angle (hub frame)
-            s0, c0 = _hub_to_wheel(md, T_world, f, T, angle[w])
-            taken, ok, sb, cb = _warm_search(td, ox, oy, oz, ax, ay, az, bx, by, bz, s0, c0, n_samples, trig,
+            d0 = _hub_to_wheel(md, T_world, f, T, angle[w])
+            taken, ok, sb, cb = _warm_search(td, ox, oy, oz, ax, ay, az, bx, by, bz, d0, n_samples, trig,
                                              WARM_DZ_MAX * rc)
         if not taken:
             ok, sb, cb = _search(td, ox, oy, oz, ax, ay, az, bx, by, bz, n_samples, trig, fast)
@@ -352,19 +371,17 @@ def _warm_terrain(kind: int) -> bool:
 
 
 @njit(inline="always")
-def _hub_to_wheel(md: ModelData, T_world: NDArray, f: int, T: NDArray, delta: float) -> tuple:
-    """(sin, cos) in the wheel frame of the rim direction at hub-frame angle ``delta`` (as ``_frame`` reports it):
-    d = sin δ x̂_h + cos δ ẑ_h (hub axes: columns of R_parent · R0), then (d · x̂_w, d · ẑ_w) (eq. 2.9)."""
+def _hub_to_wheel(md: ModelData, T_world: NDArray, f: int, T: NDArray, delta: float) -> float:
+    """The wheel-frame angle of the contact angle ``delta`` (hub frame, as ``_frame`` reports it; eq. 2.9).  The
+    two frames differ by the wheel's rotation about their common y axis, so the angles differ by the
+    wheel-frame angle of the hub's δ = 0 direction ẑ_h: atan2(ẑ_h·x̂_w, ẑ_h·ẑ_w) (ẑ_h: column 2 of R_parent R0)."""
     p = md.parent[f]
-    sd, cd = math.sin(delta), math.cos(delta)
     s = c = 0.0
     for r in range(3):
-        hx = T_world[p, r, 0] * md.T0[f, 0, 0] + T_world[p, r, 1] * md.T0[f, 1, 0] + T_world[p, r, 2] * md.T0[f, 2, 0]
         hz = T_world[p, r, 0] * md.T0[f, 0, 2] + T_world[p, r, 1] * md.T0[f, 1, 2] + T_world[p, r, 2] * md.T0[f, 2, 2]
-        d = sd * hx + cd * hz
-        s += d * T[r, 0]
-        c += d * T[r, 2]
-    return s, c
+        s += hz * T[r, 0]
+        c += hz * T[r, 2]
+    return delta + math.atan2(s, c)
 
 
 @njit(inline="always")
@@ -393,12 +410,13 @@ def _lower(v: float, k: int, vb: float, kb: int, n_samples: int) -> bool:
 
 @njit(inline="always")
 def _warm_coarse(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
-                 by: float, bz: float, s0: float, c0: float, n_samples: int) -> tuple:
-    """The coarse sample nearest the previous angle (s0, c0), its neighbours, and steps downhill until a sample
-    is lower than both its neighbours: (found, k, Δz_k, Δz_{k−1}, Δz_{k+1}).  found False: still going down
-    ``WARM_WALK`` samples beyond the first neighbours (the contact moved further), or a value not finite."""
+                 by: float, bz: float, delta: float, n_samples: int) -> tuple:
+    """The coarse sample nearest the previous angle ``delta`` (wheel frame), its neighbours, and steps downhill
+    until a sample is lower than both its neighbours: (found, k, Δz_k, Δz_{k−1}, Δz_{k+1}).  found False: still
+    going down ``WARM_WALK`` samples beyond the first neighbours (the contact moved further), or a value not
+    finite."""
     step = 2.0 * math.pi / n_samples
-    k = int(round((math.atan2(s0, c0) + math.pi) / step))
+    k = int(round((delta + math.pi) / step))  # (any multiple of 2π off: the samples are taken modulo n)
     v = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k, n_samples)
     vm = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k - 1, n_samples)
     vp = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k + 1, n_samples)
@@ -487,16 +505,16 @@ def _warm_refine(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay
 
 @njit(inline="always")
 def _warm_search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
-                 by: float, bz: float, s0: float, c0: float, n_samples: int, trig: tuple, dz_max: float) -> tuple:
+                 by: float, bz: float, delta: float, n_samples: int, trig: tuple, dz_max: float) -> tuple:
     """(taken, finite, sin δ, cos δ): the full search's minimum of Δz(δ) found from the previous contact angle
-    (s0, c0) — the coarse samples near it (:func:`_warm_coarse`), the jump check (:func:`_warm_no_jump`), the
-    full search's refinement (:func:`_warm_refine`).  ``taken`` False (the caller then runs the full search):
-    no coarse minimum within reach of the previous angle, a value not finite, the wheel more than ``dz_max``
-    above the ground (there Δz(δ) has several shallow minima and the lowest may move far), or a failed jump
-    check."""
-    found, k, fb, vm, vp = _warm_coarse(td, ox, oy, oz, ax, ay, az, bx, by, bz, s0, c0, n_samples)
+    ``delta`` (wheel frame) — the coarse samples near it (:func:`_warm_coarse`), the jump check
+    (:func:`_warm_no_jump`), the full search's refinement (:func:`_warm_refine`).  ``taken`` False (the caller
+    then runs the full search): no coarse minimum within reach of the previous angle, a value not finite, the
+    wheel more than ``dz_max`` above the ground (there Δz(δ) has several shallow minima and the lowest may move
+    far), or a failed jump check."""
+    found, k, fb, vm, vp = _warm_coarse(td, ox, oy, oz, ax, ay, az, bx, by, bz, delta, n_samples)
     if not (found and fb <= dz_max and _warm_no_jump(td, ox, oy, oz, ax, ay, az, bx, by, bz, k, vm, vp, n_samples)):
-        return False, True, s0, c0
+        return False, True, 0.0, 1.0
     sb, cb = _coarse(k, n_samples)
     ok, sb, cb = _warm_refine(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, fb, n_samples, trig)
     return True, ok, sb, cb
