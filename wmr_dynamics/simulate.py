@@ -310,6 +310,7 @@ class Simulator:
             self._scratch_ws = c.workspace()
         ws = self._scratch_ws
         ws.in_contact[:] = True if in_contact is None else in_contact
+        ws.angle[:] = np.nan  # a state unrelated to the last call's: the full collision search
         ws.qvel[:] = 0.0 if qvel_prev is None else qvel_prev
         q = checks.state("q", q, self.model.num_states)
         return c, ws, q

@@ -182,7 +182,8 @@ class Stepper:
 
     def reset(self, data: SimData, q: ArrayLike | None = None, qvel: ArrayLike | None = None) -> SimData:
         """Back to time 0 at state ``q`` (default :meth:`initial_state`) with velocity ``qvel`` (default 0):
-        integrals zeroed, contact set, cached mass matrix and independent-row selection dropped."""
+        integrals zeroed, contact set, contact angles (the collision search's warm start), cached mass matrix
+        and independent-row selection dropped."""
         m = self.model
         q = self.initial_state() if q is None else checks.state("q", q, m.num_states)
         data.q[:] = q
@@ -192,6 +193,7 @@ class Stepper:
         data.in_contact[:] = True
         data.t, data.steps, data.iterations, data.converged = 0.0, 0, 0, True
         ws = data.workspace
+        ws.angle[:] = np.nan  # no previous contact angle: the first step's collision search is the full one
         if self.mode == "dynamic":
             from wmr_dynamics.compiled.dynamics import C_MASS_READY, C_SELECTION
 
@@ -283,6 +285,7 @@ class Stepper:
         e = self.engine
         cd = e.cd_direct if direct else e.cd
         ws = data.workspace
+        ws.angle[:] = np.nan  # no previous contact angle: the first step's collision search is the full one
         if self.mode == "dynamic":
             args = (e.md, e.td, e.fd, cd, ws, data.q, data.qvel, row, n, self.dt, data.integral, data._u, data.dz,
                     data.contact_points, data._slip, data._stats)

@@ -40,7 +40,22 @@ minima); on a plane this converges to the closed-form optimum.  It is written fo
   point is evaluated once more with :func:`~wmr_dynamics.compiled.terrain.height_normal`, which divides,
   so the reported Δz, point and normal are those of ``HeightGrid.height_normal`` on cell edges too.
 
-``method=1`` is the fast search documented at :func:`wheel_contacts_kernel`.
+**Warm start** (method 0, issue 14): the steps call the search with the same ``angle`` array every step, so
+it holds each wheel's previous contact angle (hub frame; NaN: none — a new workspace, ``Stepper.reset``, the
+Python query).  From it the search samples only the coarse samples next to the previous angle and walks down
+to the lowest (≤ ``WARM_WALK`` samples further), checks that the coarse samples further out rise on both sides
+out to a quarter turn (the jump check: no second minimum, such as an edge or a step coming within the rim's
+reach), and runs the refinement rounds and parabola from that sample — ≈ 30 terrain queries in place of ≈ 58.
+Where the full search's best coarse sample is the same the result is the full search's bit for bit; it is the
+full search that runs when the contact may have jumped: no previous angle, the lowest sample more than
+``WARM_WALK`` samples beyond the previous angle's neighbours, a wheel more than ``WARM_DZ_MAX`` · (R − ρ)
+above the ground, a failed jump check, a value not finite, or a terrain with edges (steps, ramps, boxes,
+composites: :func:`_warm_terrain`).  Its blind spot, beside the full search's own (nothing narrower than one
+coarse spacing): a feature within ±90° that lies entirely between two of the jump check's samples (every
+other coarse sample, 20° apart for 36 — on a rim of R = 0.325 m, ≈ 11 cm of ground) and rises above the rim
+there.  Measured on the thesis terrains: benchmarks/collision_warm.py (docs/benchmarks.md).
+
+``method=1`` is the fast search documented at :func:`wheel_contacts_kernel` (not warm-started).
 
 Two things made it fast (measured per wheel, Zoë on the thesis terrains, method 0): the small helpers are
 ``inline="always"`` (kernels load from numba's cache as machine code, so calls between them are never
@@ -59,7 +74,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
-from wmr_dynamics.compiled.data import TERRAIN_GRID, ModelData, TerrainData, model_data
+from wmr_dynamics.compiled.data import (
+    TERRAIN_BICUBIC,
+    TERRAIN_GRID,
+    TERRAIN_PLANE,
+    ModelData,
+    TerrainData,
+    model_data,
+)
 from wmr_dynamics.compiled.terrain import height_normal
 from wmr_dynamics.errors import ModelError, TerrainError
 from wmr_dynamics.model import WmrModel
@@ -183,6 +205,10 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
     frames (nw, 3, 3), dz (nw,) m, angle (nw,) rad (hub frame), lateral (nw,) m.  Returns 0, or 1 + the index
     of the first wheel whose terrain query was not finite (NaN state or terrain data).
 
+    ``angle`` is read before it is written: a finite entry is that wheel's previous contact angle, where method
+    0 starts its search (the warm start of the module notes); NaN runs the full search.  Callers that do not
+    step one state to the next pass NaN (``compiled_wheel_contacts`` does).
+
     ``method`` 0 (default): the sampled search of the module notes — ``n_samples`` coarse samples of δ on the
     whole circle, ``N_REFINE`` rounds of five offsets, a parabola (≈ 58 terrain queries per wheel).
 
@@ -208,6 +234,7 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
     if fast:
         n_samples = N_SAMPLES
     trig = _trig(n_samples)
+    warm = not fast and _warm_terrain(td.kind)
     nw = md.wheel_frame.shape[0]
     for w in range(nw):
         f = md.wheel_frame[w]
@@ -219,11 +246,17 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
             ox, oy, oz = T[0, 3], T[1, 3], T[2, 3]
             ax, ay, az = rc * T[0, 0], rc * T[1, 0], rc * T[2, 0]
             bx, by, bz = rc * T[0, 2], rc * T[1, 2], rc * T[2, 2]
-        else:
+        else:  # a track element: its circle in the (non-turning) hub frame
+            rc = md.wheel_circle[w]
             ox, oy, oz, ax, ay, az, bx, by, bz = _element_circle(md, T_world, w, f)
+        taken, ok, sb, cb = False, True, 0.0, 1.0
         if kind == KIND_BELT:  # a fixed point of the lower run: δ = 0 in the hub frame
-            ok, sb, cb = True, 0.0, 1.0
-        else:
+            taken = True
+        elif warm and math.isfinite(angle[w]):  # warm start at the previous step's contact angle (hub frame)
+            d0 = _hub_to_wheel(md, T_world, f, T, angle[w]) if kind == KIND_WHEEL else angle[w]
+            taken, ok, sb, cb = _warm_search(td, ox, oy, oz, ax, ay, az, bx, by, bz, d0, n_samples, trig,
+                                             WARM_DZ_MAX * rc)
+        if not taken:
             ok, sb, cb = _search(td, ox, oy, oz, ax, ay, az, bx, by, bz, n_samples, trig, fast)
         v, cx, cy, cz, nx, ny, nz = _rim_exact(td, ox, oy, oz, ax, ay, az, bx, by, bz, tube, sb, cb)
         if not (ok and math.isfinite(v) and math.isfinite(nx) and math.isfinite(ny) and math.isfinite(nz)):
@@ -350,6 +383,176 @@ def _search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
     return ok, sb, cb
 
 
+# ---- warm start: the search started at the previous step's contact angle (issue 14 item 1) ----------------
+# The contact angle moves little between steps.  In place of all ``n_samples`` coarse samples of the full
+# search (method 0), the warm start samples the few around the previous angle, walking downhill to the lowest
+# of them, checks that the samples further out rise on both sides (no second minimum within ±90°: no edge or
+# step within the rim's reach), and then runs the full search's refinement rounds and parabola from that
+# sample.  Where the full search's best coarse sample is the same — whenever the contact has not jumped — the
+# result is the full search's, bit for bit.  Any sign of a jump sends the wheel to the full search
+# (:func:`_search`): see :func:`_warm_search`.
+WARM_WALK = 2  # coarse samples (10° for 36) the lowest one may lie beyond the previous angle's neighbours
+WARM_DZ_MAX = 0.25  # × the centre-line radius: a wheel higher above the ground than this gets the full search
+
+
+@njit(inline="always")
+def _warm_terrain(kind: int) -> bool:
+    """Terrains whose height is continuous (plane, bilinear and bicubic grids): there a contact moves
+    continuously, or a second minimum appears that the jump check sees.  Steps, ramps, boxes and composites
+    have edges where the contact jumps between two steps: they always get the full search."""
+    return kind == TERRAIN_GRID or kind == TERRAIN_PLANE or kind == TERRAIN_BICUBIC
+
+
+@njit(inline="always")
+def _hub_to_wheel(md: ModelData, T_world: NDArray, f: int, T: NDArray, delta: float) -> float:
+    """The wheel-frame angle of the contact angle ``delta`` (hub frame, as ``_frame`` reports it; eq. 2.9).  The
+    two frames differ by the wheel's rotation about their common y axis, so the angles differ by the
+    wheel-frame angle of the hub's δ = 0 direction ẑ_h: atan2(ẑ_h·x̂_w, ẑ_h·ẑ_w) (ẑ_h: column 2 of R_parent R0)."""
+    p = md.parent[f]
+    s = c = 0.0
+    for r in range(3):
+        hz = T_world[p, r, 0] * md.T0[f, 0, 2] + T_world[p, r, 1] * md.T0[f, 1, 2] + T_world[p, r, 2] * md.T0[f, 2, 2]
+        s += hz * T[r, 0]
+        c += hz * T[r, 2]
+    return delta + math.atan2(s, c)
+
+
+@njit(inline="always")
+def _coarse(k: int, n_samples: int) -> tuple:
+    """(sin δ, cos δ) of the full search's coarse sample k (δ = −π + k · 2π / n), the very same floats."""
+    k = k % n_samples
+    if n_samples == N_SAMPLES:
+        return _SIN36[k], _COS36[k]
+    d = -math.pi + k * (2.0 * math.pi / n_samples)
+    return math.sin(d), math.cos(d)
+
+
+@njit(inline="always")
+def _coarse_dz(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
+               by: float, bz: float, k: int, n_samples: int) -> float:
+    s, c = _coarse(k, n_samples)
+    v, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
+    return v
+
+
+@njit(inline="always")
+def _lower(v: float, k: int, vb: float, kb: int, n_samples: int) -> bool:
+    """Sample k is below sample kb as the full search's argmin ranks them (the first of equal values wins)."""
+    return v < vb or (v == vb and k % n_samples < kb % n_samples)
+
+
+@njit(inline="always")
+def _warm_coarse(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
+                 by: float, bz: float, delta: float, n_samples: int) -> tuple:
+    """The coarse sample nearest the previous angle ``delta`` (wheel frame), its neighbours, and steps downhill
+    until a sample is lower than both its neighbours: (found, k, Δz_k, Δz_{k−1}, Δz_{k+1}).  found False: still
+    going down ``WARM_WALK`` samples beyond the first neighbours (the contact moved further), or a value not
+    finite."""
+    step = 2.0 * math.pi / n_samples
+    k = int(round((delta + math.pi) / step))  # (any multiple of 2π off: the samples are taken modulo n)
+    v = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k, n_samples)
+    vm = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k - 1, n_samples)
+    vp = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k + 1, n_samples)
+    for _ in range(WARM_WALK + 1):
+        if not (math.isfinite(v) and math.isfinite(vm) and math.isfinite(vp)):
+            return False, k, v, vm, vp
+        if _lower(vp, k + 1, v, k, n_samples) and _lower(vp, k + 1, vm, k - 1, n_samples):  # go up one sample
+            k, vm, v = k + 1, v, vp
+            vp = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k + 1, n_samples)
+        elif _lower(vm, k - 1, v, k, n_samples):  # down one sample
+            k, vp, v = k - 1, v, vm
+            vm = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k - 1, n_samples)
+        else:
+            return True, k, v, vm, vp
+    found = math.isfinite(vm) and math.isfinite(vp) and not (
+        _lower(vp, k + 1, v, k, n_samples) or _lower(vm, k - 1, v, k, n_samples))
+    return found, k, v, vm, vp
+
+
+@njit(inline="always")
+def _warm_no_jump(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
+                  by: float, bz: float, k: int, vm: float, vp: float, n_samples: int) -> bool:
+    """The jump check: the coarse samples k ± 3, ± 5, … out to a quarter turn (±30°, … ±90° for 36) must rise
+    from sample to sample going outward from k's neighbours (Δz vm, vp) on both sides.  A second, competing
+    minimum — an edge or a step coming within the rim's reach, a ridge under a wheel above the ground — breaks
+    the rise, and the wheel gets the full search.  (The samples skipped are not seen: a feature narrower than
+    two coarse samples between them can hide from the check; the full search itself sees nothing narrower
+    than one.)"""
+    for side in range(2):
+        g = 1 if side == 0 else -1
+        prev = vp if side == 0 else vm
+        for j in range(3, n_samples // 4 + 1, 2):
+            v = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k + g * j, n_samples)
+            if not v > prev:  # (false for NaN too)
+                return False
+            prev = v
+    return True
+
+
+@njit(inline="always")
+def _warm_refine(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
+                 by: float, bz: float, sb: float, cb: float, fb: float, n_samples: int, trig: tuple) -> tuple:
+    """The full search's (method 0's) refinement rounds and closing parabola from its best coarse sample (sb, cb),
+    Δz fb, operation for operation as in :func:`_search` (so the same sample gives the same bits): (finite,
+    sin δ, cos δ)."""
+    ok = True
+    for r in range(N_REFINE):  # offsets −step, −step/2, (0,) +step/2, +step around the best; bracket ÷ 4
+        s1, c1, s2, c2 = trig[4 * r], trig[4 * r + 1], trig[4 * r + 2], trig[4 * r + 3]
+        s0, c0, f0 = sb, cb, fb  # the centre: already evaluated
+        for o in range(5):
+            if o == 2:
+                s, c, v = s0, c0, f0
+            else:
+                so, co = (-s1, c1) if o == 0 else ((-s2, c2) if o == 1 else ((s2, c2) if o == 3 else (s1, c1)))
+                s, c = s0 * co + c0 * so, c0 * co - s0 * so
+                v, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
+            if o == 0 or v < fb:  # the first candidate starts the round's minimum (as np.argmin)
+                sb, cb, fb = s, c, v
+            if v != v:
+                ok = False
+    h = 2.0 * (2.0 * math.pi / n_samples) / 4.0 ** N_REFINE  # a parabola through (best − h, best, best + h)
+    sh, ch = trig[4 * N_REFINE], trig[4 * N_REFINE + 1]
+    fm = fp = 0.0
+    s0, c0 = sb, cb
+    for e in range(3):
+        if e == 0:
+            s, c = s0 * ch - c0 * sh, c0 * ch + s0 * sh
+        elif e == 1:
+            s, c = s0 * ch + c0 * sh, c0 * ch - s0 * sh
+        else:
+            curv = fm - 2.0 * fb + fp
+            shift = min(max(0.5 * h * (fm - fp) / curv, -h), h) if curv > 0.0 else 0.0
+            if shift == 0.0:
+                break
+            ss, cs = _sin_cos_small(shift)
+            s, c = s0 * cs + c0 * ss, c0 * cs - s0 * ss
+        v, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
+        if e == 0:
+            fm = v
+        elif e == 1:
+            fp = v
+        elif v < fb:
+            sb, cb = s, c
+    return ok, sb, cb
+
+
+@njit(inline="always")
+def _warm_search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
+                 by: float, bz: float, delta: float, n_samples: int, trig: tuple, dz_max: float) -> tuple:
+    """(taken, finite, sin δ, cos δ): the full search's minimum of Δz(δ) found from the previous contact angle
+    ``delta`` (wheel frame) — the coarse samples near it (:func:`_warm_coarse`), the jump check
+    (:func:`_warm_no_jump`), the full search's refinement (:func:`_warm_refine`).  ``taken`` False (the caller
+    then runs the full search): no coarse minimum within reach of the previous angle, a value not finite, the
+    wheel more than ``dz_max`` above the ground (there Δz(δ) has several shallow minima and the lowest may move
+    far), or a failed jump check."""
+    found, k, fb, vm, vp = _warm_coarse(td, ox, oy, oz, ax, ay, az, bx, by, bz, delta, n_samples)
+    if not (found and fb <= dz_max and _warm_no_jump(td, ox, oy, oz, ax, ay, az, bx, by, bz, k, vm, vp, n_samples)):
+        return False, True, 0.0, 1.0
+    sb, cb = _coarse(k, n_samples)
+    ok, sb, cb = _warm_refine(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, fb, n_samples, trig)
+    return True, ok, sb, cb
+
+
 @njit(inline="always")
 def _rim_exact(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
                by: float, bz: float, tube: float, s: float, c: float) -> tuple:
@@ -413,7 +616,7 @@ def compiled_wheel_contacts(model: WmrModel, T_world: NDArray, terrain_data: Ter
         raise ModelError(f"method: {METHOD_SAMPLED} (sampled) or {METHOD_FAST} (fast), got {method!r}")
     nw = model.num_wheels
     points, frames = np.empty((nw, 3)), np.empty((nw, 3, 3))
-    dz, angle, lateral = np.empty(nw), np.empty(nw), np.empty(nw)
+    dz, angle, lateral = np.empty(nw), np.full(nw, np.nan), np.empty(nw)  # no previous angle: the full search
     args = (_model_data(model), terrain_data, np.ascontiguousarray(T_world, dtype=float), int(n_samples), points,
             frames, dz, angle, lateral)
     if n_samples == N_SAMPLES and method == METHOD_SAMPLED:  # the kinematic step's specialization

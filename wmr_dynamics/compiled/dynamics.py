@@ -203,7 +203,8 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
     return DynamicsWorkspace(
         z((nf, 4, 4)), z((nf, 4, 4)), z((nf, 6, 6)), z((nf, 6, 6)), z((n, n)), z((n, n)), z(n),  # T..bias
         z((nf, 6)), z((nf, 6)), z((nf, 6)), z((nf, 6)), z(n),  # rnea work, zeros_n
-        z((nw, 3)), z((nw, 3, 3)), z(nw), z(nw), z(nw),  # points, frames, dz0, angle, lateral
+        z((nw, 3)), z((nw, 3, 3)), z(nw), np.full(nw, np.nan), z(nw),  # points, frames, dz0, angle (NaN: no
+        # previous contact angle, the collision search's warm start off), lateral
         z((3, n)), z((nA, n)), np.zeros(nA, dtype=b), z(nA), z(nc1), z(nc1),  # jtmp, A, rigid, v_target,
         # c_joint, joint_g
         z((n, n)), z((nA, n)), z(nA), np.zeros(nA, dtype=b),  # basis, resid, norms, keep

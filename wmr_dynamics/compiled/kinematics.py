@@ -80,7 +80,7 @@ class KinematicWorkspace(NamedTuple):
     points: NDArray  # (nw, 3) contact points, m
     frames: NDArray  # (nw, 3, 3) contact frames
     dz: NDArray  # (nw,) Δz, m (eq. 2.8)
-    angle: NDArray  # (nw,) contact angles, rad
+    angle: NDArray  # (nw,) contact angles, rad (hub frame; the next search's warm start, NaN: none)
     lateral: NDArray  # (nw,) m
     jtmp: NDArray  # (3, n) Jacobian work
     A: NDArray  # (nr, n) [A_wheel; A_joint] (eq. 2.34)
@@ -129,7 +129,8 @@ def kinematic_workspace(md: ModelData) -> KinematicWorkspace:
     nw = md.wheel_frame.shape[0]
     nr = 3 * nw + md.A_joint.shape[0]
     z = np.zeros
-    return KinematicWorkspace(z((nf, 4, 4)), z((nf, 4, 4)), z((nw, 3)), z((nw, 3, 3)), z(nw), z(nw), z(nw),
+    return KinematicWorkspace(z((nf, 4, 4)), z((nf, 4, 4)), z((nw, 3)), z((nw, 3, 3)), z(nw),
+                              np.full(nw, np.nan), z(nw),  # angle NaN: no previous contact angle
                               z((3, n)), z((nr, n)), z(nr), np.zeros(n, dtype=np.bool_), z(n),
                               np.zeros(n, dtype=np.int64), z((n, n)), z(nr), z(n), z(n),
                               z(max(md.actuated_frames.shape[0], 1)), z(nf + 6), np.ones(nw, dtype=np.bool_),
