@@ -42,18 +42,17 @@ minima); on a plane this converges to the closed-form optimum.  It is written fo
 
 **Warm start** (method 0, issue 14): the steps call the search with the same ``angle`` array every step, so
 it holds each wheel's previous contact angle (hub frame; NaN: none — a new workspace, ``Stepper.reset``, the
-Python query).  From it the search samples only the coarse samples next to the previous angle and walks down
-to the lowest (≤ ``WARM_WALK`` samples further), checks that the coarse samples further out rise on both sides
-out to a quarter turn (the jump check: no second minimum, such as an edge or a step coming within the rim's
-reach), and runs the refinement rounds and parabola from that sample — ≈ 30 terrain queries in place of ≈ 58.
-Where the full search's best coarse sample is the same the result is the full search's bit for bit; it is the
-full search that runs when the contact may have jumped: no previous angle, the lowest sample more than
-``WARM_WALK`` samples beyond the previous angle's neighbours, a wheel more than ``WARM_DZ_MAX`` · (R − ρ)
-above the ground, a failed jump check, a value not finite, or a terrain with edges (steps, ramps, boxes,
-composites: :func:`_warm_terrain`).  Its blind spot, beside the full search's own (nothing narrower than one
-coarse spacing): a feature within ±90° that lies entirely between two of the jump check's samples (every
-other coarse sample, 20° apart for 36 — on a rim of R = 0.325 m, ≈ 11 cm of ground) and rises above the rim
-there.  Measured on the thesis terrains: benchmarks/collision_warm.py (docs/benchmarks.md).
+Python query).  From it the search samples the coarse samples next to the previous angle and walks down to
+the lowest (≤ ``WARM_WALK`` samples further), checks that every coarse sample out to a quarter turn on both
+sides is above it (the jump check: no second, lower minimum such as an edge or a step coming within the rim's
+reach), and runs the refinement rounds and parabola from that sample — ≈ 38 terrain queries in place of
+≈ 55.  The full search's best coarse sample is then the same (the rim's upper half aside), so the result is
+the full search's bit for bit.  The full search runs instead where the contact may have jumped: no previous
+angle, the lowest sample more than ``WARM_WALK`` samples beyond the previous angle's neighbours, a wheel more
+than ``WARM_DZ_MAX`` · (R − ρ) above the ground, a failed jump check, a value not finite, or a terrain with
+edges (steps, ramps, boxes, composites: :func:`_warm_terrain`).  Not sampled: the rim's half beyond ±90°
+(terrain there, above the axle, reaches the samples at ±90° first).  Measured on the thesis terrains:
+benchmarks/collision_warm.py (docs/benchmarks.md).
 
 ``method=1`` is the fast search documented at :func:`wheel_contacts_kernel` (not warm-started).
 
@@ -386,11 +385,10 @@ def _search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
 # ---- warm start: the search started at the previous step's contact angle (issue 14 item 1) ----------------
 # The contact angle moves little between steps.  In place of all ``n_samples`` coarse samples of the full
 # search (method 0), the warm start samples the few around the previous angle, walking downhill to the lowest
-# of them, checks that the samples further out rise on both sides (no second minimum within ±90°: no edge or
-# step within the rim's reach), and then runs the full search's refinement rounds and parabola from that
-# sample.  Where the full search's best coarse sample is the same — whenever the contact has not jumped — the
-# result is the full search's, bit for bit.  Any sign of a jump sends the wheel to the full search
-# (:func:`_search`): see :func:`_warm_search`.
+# of them, checks that every sample out to ±90° is above it (no second, lower minimum: no edge or step within
+# the rim's reach), and then runs the full search's refinement rounds and parabola from that sample.  The
+# full search's best coarse sample is then the same, and the result the full search's, bit for bit.  Any sign
+# of a jump sends the wheel to the full search (:func:`_search`): see :func:`_warm_search`.
 WARM_WALK = 2  # coarse samples (10° for 36) the lowest one may lie beyond the previous angle's neighbours
 WARM_DZ_MAX = 0.25  # × the centre-line radius: a wheel higher above the ground than this gets the full search
 
@@ -471,21 +469,17 @@ def _warm_coarse(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay
 
 @njit(inline="always")
 def _warm_no_jump(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
-                  by: float, bz: float, k: int, vm: float, vp: float, n_samples: int) -> bool:
-    """The jump check: the coarse samples k ± 3, ± 5, … out to a quarter turn (±30°, … ±90° for 36) must rise
-    from sample to sample going outward from k's neighbours (Δz vm, vp) on both sides.  A second, competing
-    minimum — an edge or a step coming within the rim's reach, a ridge under a wheel above the ground — breaks
-    the rise, and the wheel gets the full search.  (The samples skipped are not seen: a feature narrower than
-    two coarse samples between them can hide from the check; the full search itself sees nothing narrower
-    than one.)"""
-    for side in range(2):
-        g = 1 if side == 0 else -1
-        prev = vp if side == 0 else vm
-        for j in range(3, n_samples // 4 + 1, 2):
+                  by: float, bz: float, k: int, fk: float, n_samples: int) -> bool:
+    """The jump check: every coarse sample k ± 2 … k ± n/4 (out to ±90°) must be above sample k (Δz fk) as the
+    full search's argmin ranks them, so that k is its best sample there too.  A second, lower minimum — an
+    edge or a step coming within the rim's reach, a ridge under a wheel above the ground — fails it, and the
+    wheel gets the full search.  (The half of the rim beyond ±90° is not sampled: terrain there, above the
+    axle, would reach the samples at ±90° first.)"""
+    for j in range(2, n_samples // 4 + 1):
+        for g in (1, -1):
             v = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k + g * j, n_samples)
-            if not v > prev:  # (false for NaN too)
+            if not (math.isfinite(v) and _lower(fk, k, v, k + g * j, n_samples)):
                 return False
-            prev = v
     return True
 
 
@@ -546,7 +540,7 @@ def _warm_search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay
     wheel more than ``dz_max`` above the ground (there Δz(δ) has several shallow minima and the lowest may move
     far), or a failed jump check."""
     found, k, fb, vm, vp = _warm_coarse(td, ox, oy, oz, ax, ay, az, bx, by, bz, delta, n_samples)
-    if not (found and fb <= dz_max and _warm_no_jump(td, ox, oy, oz, ax, ay, az, bx, by, bz, k, vm, vp, n_samples)):
+    if not (found and fb <= dz_max and _warm_no_jump(td, ox, oy, oz, ax, ay, az, bx, by, bz, k, fb, n_samples)):
         return False, True, 0.0, 1.0
     sb, cb = _coarse(k, n_samples)
     ok, sb, cb = _warm_refine(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, fb, n_samples, trig)
