@@ -15,6 +15,10 @@ Contact, actuator and joint models are dispatched by an integer code through the
 dispatch tables (:mod:`wmr_dynamics.registry`; ``literal_unroll`` turns each table into direct calls, and
 numba compiles one kernel for all of them and caches it on disk); a user's own Python model is called
 back from an object-mode block (:mod:`wmr_dynamics.compiled.callbacks`), so it too runs on this one engine.
+
+The ``coulomb`` contact mode (static friction, issue 13 item 5) adds an active set of rigid tangential rows
+around this step: the functions at the end of the module (``_coulomb_*``); the other models' steps do not
+enter them.
 """
 
 from __future__ import annotations
