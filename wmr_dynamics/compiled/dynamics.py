@@ -56,8 +56,8 @@ CONTACT_PYTHON = JOINT_PYTHON = ACTUATOR_PYTHON = PYTHON  # a Python model: call
 #: :func:`_coulomb_active_set`)
 CONTACT_COULOMB = next(code for code, k in _CONTACT_KERNELS
                        if getattr(k, "py_func", k) is getattr(_coulomb_kernel, "py_func", _coulomb_kernel))
-#: coulomb mode: at most this many re-solves of a step with a changed stick/slide set
-COULOMB_MAX_PASSES = 6
+#: coulomb mode: at most this many re-solves of a step with a changed stick/slide set, plus one per wheel
+COULOMB_MAX_PASSES = 4
 #: coulomb mode, m/s: a sticking wheel whose tangential contact velocity at the step's end exceeds this is not
 #: held (a dependent rigid row whose target the others contradict): it slides
 COULOMB_STICK_SLIP = 1e-6
@@ -905,9 +905,9 @@ def dynamic_step(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsW
 # y, Alg. 2) are rigid rows with target velocity 0, exactly as ideal actuator rows are (§2.4.4) — or *slides*
 # — they are model rows with the Coulomb force of CoulombContact.  The set starts from the previous step's
 # (DynamicsWorkspace.counts[C_SLIDING]); after the force balance converges, the rigid rows' constraint forces
-# are recovered (:func:`_coulomb_check`), a sticking wheel whose force leaves the cone ‖f_t‖ <= μ f_z slides, a
-# sliding wheel whose slip reverses over the step or falls below 10 v_eps sticks (unless it was released in
-# this step), and the step is solved again with the new set, at most COULOMB_MAX_PASSES times.
+# are recovered (:func:`_coulomb_check`), the sticking wheel furthest out of its cone ‖f_t‖ <= μ f_z slides (one
+# per pass), a sliding wheel whose slip reverses over the step or falls below 10 v_eps sticks (unless it was
+# released in this step), and the step is solved again with the new set, at most COULOMB_MAX_PASSES + nw times.
 
 @njit(inline="always")
 def _coulomb_sticks(ws: DynamicsWorkspace, w: int) -> bool:
@@ -1018,7 +1018,9 @@ def _coulomb_in_rigid_set(ws: DynamicsWorkspace, r: int, nw: int) -> bool:
 @njit
 def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: NDArray, released: int) -> tuple:
     """After a converged force balance: the sticking wheels' tangential constraint forces into ws.fc, and the
-    next stick/slide set.  Returns (sliding mask, released mask).
+    next stick/slide set: of the sticking wheels whose force leaves the cone or whose held velocity is not zero,
+    the one with the largest ‖f_t‖/(μ f_z) slides; sliding wheels whose slip stopped or reversed stick.
+    Returns (sliding mask, released mask).
 
     The rigid rows' generalized force is g = A_Iᵀλ − A_mᵀ f_model (the constraint force of eq. 2.82 less the
     model rows' forces; P g = e ≈ 0, so g lies in the span of the rigid rows, basis B).  Held rows that depend
@@ -1075,6 +1077,7 @@ def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel:
                     ws.fc[r // 3, r % 3] = s
                 i += 1
     one = fd.contact_P.shape[0] == 1
+    worst, worst_ratio = -1, -1.0  # the sticking wheel to release: the one furthest out of its cone
     for w in range(nw):
         bit = 1 << w
         if ws.dz0[w] >= 0.0:  # out of contact: no rows held; it sticks when it touches down
@@ -1085,9 +1088,11 @@ def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel:
         vx, vy = ws.vc[w, 0], ws.vc[w, 1]
         if _coulomb_sticks(ws, w):
             ft = math.sqrt(ws.fc[w, 0] ** 2 + ws.fc[w, 1] ** 2)
-            if ft > mu * ws.fc[w, 2] * (1.0 + 1e-9) or math.sqrt(vx * vx + vy * vy) > COULOMB_STICK_SLIP:
-                sliding |= bit
-                released |= bit
+            lim = mu * ws.fc[w, 2]
+            ratio = ft / lim if lim > 0.0 else (math.inf if ft > 0.0 else 0.0)  # ‖f_t‖ / (μ f_z)
+            if ratio > 1.0 + 1e-9 or math.sqrt(vx * vx + vy * vy) > COULOMB_STICK_SLIP:
+                if ratio > worst_ratio:
+                    worst, worst_ratio = w, ratio
         elif released & bit == 0:
             v0x, v0y = 0.0, 0.0
             for j in range(n):
@@ -1095,6 +1100,9 @@ def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel:
                 v0y += ws.A[3 * w + 1, j] * qvel[j]
             if math.sqrt(vx * vx + vy * vy) <= 10.0 * eps or vx * v0x + vy * v0y <= 0.0:
                 sliding &= ~bit  # the slip stopped or reversed within the step: try holding it
+    if worst >= 0:  # one at a time: releasing one wheel changes the force the others need
+        sliding |= 1 << worst
+        released |= 1 << worst
     return sliding, released
 
 
@@ -1102,16 +1110,17 @@ def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel:
 def _coulomb_active_set(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray,
                         qvel: NDArray, u: NDArray, integral: NDArray, dt: float, it: int, norm: float) -> tuple:
     """The coulomb mode's active set over a step already solved with the previous set (see the section's
-    comment): re-solve while the stick/slide set changes, at most COULOMB_MAX_PASSES times; the set reached is
-    the next step's start.  Returns (status, total iterations, ‖e‖)."""
+    comment): re-solve while the stick/slide set changes, at most COULOMB_MAX_PASSES + n_wheels times; the set
+    reached is the next step's start.  Returns (status, total iterations, ‖e‖)."""
     n = md.parent.shape[0] + 5
+    passes = COULOMB_MAX_PASSES + md.wheel_frame.shape[0]
     released = 0
-    for k in range(COULOMB_MAX_PASSES + 1):
+    for k in range(passes + 1):
         sliding, released = _coulomb_check(md, fd, ws, qvel, released)
         if sliding == ws.counts[C_SLIDING]:
             break
         ws.counts[C_SLIDING] = sliding
-        if k == COULOMB_MAX_PASSES:
+        if k == passes:
             break
         status = _setup(md, td, fd, ws, q, qvel, u, dt)
         if status != 0:
