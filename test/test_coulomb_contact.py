@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 import yaml
 
-from wmr_dynamics import load_model
+from wmr_dynamics import bundled_vehicles, load_model
 from wmr_dynamics.cli import sim_main
 from wmr_dynamics.compiled import dynamics as D
 from wmr_dynamics.contact_models import CoulombContact, LinearContact, contact_model_from_config, make_contact_model
@@ -171,6 +171,19 @@ def test_parked_on_25_degrees_stays_put_while_the_slip_model_creeps(landtamer):
     _, xyz_lin = parked(m, slope(25.0), LinearContact.from_vehicle(m.total_mass, m.num_wheels), hold=20.0)
     assert np.linalg.norm(xyz_lin[-1] - xyz_lin[0]) > 0.01
     assert xyz_lin[-1, 0] < xyz_lin[0, 0]
+
+
+@pytest.mark.parametrize("name", [v for v in bundled_vehicles() if v != "pvc_tricycle"])
+def test_every_bundled_vehicle_parks_on_25_degrees(name):
+    """Suspensions (Rocky 7's rocker–bogie, Crusher's), steering (Zoë, El-Dorado II) and skid-steer alike: held
+    on their wheels' friction, normal forces m g cos θ.  (Not the PVC tricycle: its camber joints, with axes
+    inboard of the wheel planes and a light centring spring, need lateral friction near μ f_z at the rear
+    wheels even on flat ground, so with μ = 1 they stick–slip at the cone's edge — docs/contact_models.md.)"""
+    m = load_model(name)
+    d, xyz = parked(m, slope(25.0), CoulombContact(kp=uniform_kp(m), mu=1.0), hold=10.0)
+    assert np.linalg.norm(xyz - xyz[0], axis=1).max() < 1e-3
+    assert d.contact_force[:, 2].sum() == pytest.approx(m.total_mass * G * math.cos(math.radians(25.0)), rel=1e-3)
+    assert d.workspace.counts[D.C_SLIDING] == 0
 
 
 def test_locked_wheels_slide_down_50_degrees_at_the_coulomb_acceleration(landtamer):
