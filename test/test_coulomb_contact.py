@@ -173,6 +173,26 @@ def test_parked_on_25_degrees_stays_put_while_the_slip_model_creeps(landtamer):
     assert xyz_lin[-1, 0] < xyz_lin[0, 0]
 
 
+@pytest.mark.parametrize("margin", [1.03, 0.97])
+def test_the_friction_angle_separates_rest_from_sliding(landtamer, margin):
+    """μ = 1.03 tan θ holds, μ = 0.97 tan θ slides at g (sin θ − μ cos θ) (θ = 25°, LandTamer, wheels locked).
+    Holding within 3 % of the friction angle needs every wheel at the same fraction of its cone — the
+    load-proportional split of the held forces; an even split would overload the lightly loaded front wheels
+    (1/3.3 of the rear's normal force) and let go near μ = 1."""
+    m, th = landtamer, math.radians(25.0)
+    mu = margin * math.tan(th)
+    d, xyz = parked(m, slope(25.0), CoulombContact(kp=uniform_kp(m), mu=mu), hold=4.0)
+    if margin > 1.0:
+        assert np.linalg.norm(xyz - xyz[0], axis=1).max() < 1e-6
+        f = d.contact_force
+        np.testing.assert_allclose(np.hypot(f[:, 0], f[:, 1]) / f[:, 2], math.tan(th), rtol=1e-3)
+    else:
+        down = np.array([-math.cos(th), 0.0, -math.sin(th)])
+        s = (xyz - xyz[0]) @ down
+        accel = 2.0 * np.polyfit(DT * np.arange(len(s)), s, 2)[0]
+        assert accel == pytest.approx(G * (math.sin(th) - mu * math.cos(th)), rel=1e-3)
+
+
 @pytest.mark.parametrize("name", [v for v in bundled_vehicles() if v != "pvc_tricycle"])
 def test_every_bundled_vehicle_parks_on_25_degrees(name):
     """Suspensions (Rocky 7's rocker–bogie, Crusher's), steering (Zoë, El-Dorado II) and skid-steer alike: held

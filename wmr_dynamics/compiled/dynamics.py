@@ -64,6 +64,9 @@ COULOMB_STICK_SLIP = 1e-6
 #: coulomb mode: a sticking row is held rigid if its component off the rows already held is above this
 #: fraction of its norm (else it is dependent on them: held through them, its velocity follows)
 COULOMB_DEPENDENT = 1e-6
+#: coulomb mode: the compliance of an actuator's or rigid joint's row in the split of the held forces, per N of
+#: the total normal force (a wheel's rows: its cone radius μ f_z; large: the motors take what they must)
+COULOMB_FREE_ROW = 100.0
 #: coulomb mode: at most this many wheels (one bit each in DynamicsWorkspace.counts[C_SLIDING])
 COULOMB_MAX_WHEELS = 62
 ACTUATOR_IDEAL = JOINT_RIGID = RIGID  # no force law: a rigid row
@@ -1015,6 +1018,16 @@ def _coulomb_in_rigid_set(ws: DynamicsWorkspace, r: int, nw: int) -> bool:
     return r < 3 * nw and r % 3 < 2 and _coulomb_sticks(ws, r // 3)
 
 
+@njit(inline="always")
+def _coulomb_row_weight(fd: DynamicsData, ws: DynamicsWorkspace, r: int, nw: int, one: bool, free: float) -> float:
+    """s_r of :func:`_coulomb_check`'s split: √(μ f_z) of a tangential row (N^½; μ f_z at least 1e-9 N), else
+    ``free``."""
+    if r >= 3 * nw:
+        return free
+    w = r // 3
+    return math.sqrt(max(fd.contact_P[0 if one else w, 2] * ws.fc[w, 2], 1e-9))
+
+
 @njit
 def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: NDArray, released: int) -> tuple:
     """After a converged force balance: the sticking wheels' tangential constraint forces into ws.fc, and the
@@ -1024,8 +1037,12 @@ def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel:
 
     The rigid rows' generalized force is g = A_Iᵀλ − A_mᵀ f_model (the constraint force of eq. 2.82 less the
     model rows' forces; P g = e ≈ 0, so g lies in the span of the rigid rows, basis B).  Held rows that depend
-    on each other share it statically indeterminately; the least-norm split μ = Q s, Q = A_R Bᵀ, (QᵀQ) s = B g
-    (A_Rᵀμ = g) spreads it over every held row, as the regularization of soft-contact solvers does."""
+    on each other share it statically indeterminately: the split is the one that minimizes Σ μ_r² / c_r subject to
+    A_Rᵀμ = g, c_r the row's cone radius μ f_z (actuator and rigid joint rows: COULOMB_FREE_ROW times the total
+    normal force, nearly free) — the elastic split of tangential springs whose stiffness is proportional to the
+    load: each wheel's friction in proportion to its cone where the geometry allows (every wheel then at the
+    same fraction of its cone), the motors giving whatever torque that needs.  With s_r = √c_r, S = diag(s_r):
+    μ = S Q y, Q = S A_R Bᵀ, (QᵀQ) y = B g."""
     nf = md.parent.shape[0]
     n = nf + 5
     nw = md.wheel_frame.shape[0]
@@ -1040,15 +1057,22 @@ def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel:
         for m in range(nm):
             s -= ws.A[ws.mrows[m], j] * ws.f_model[m]
         g[j] = s
-    # Q (rows of the held set, in row order) into ws.resid; K = QᵀQ into ws.H; B g into ws.grad
+    # Q (rows of the held set, in row order, scaled by their weights) into ws.resid; K = QᵀQ into ws.H; B g into
+    # ws.grad
+    one = fd.contact_P.shape[0] == 1
+    total = 0.0
+    for w in range(nw):
+        total += max(ws.fc[w, 2], 0.0)
+    free = math.sqrt(COULOMB_FREE_ROW * max(total, 1.0))
     nr = 0
     for r in range(nA):
         if _coulomb_in_rigid_set(ws, r, nw):
+            sr = _coulomb_row_weight(fd, ws, r, nw, one, free)
             for b in range(nb):
                 d = 0.0
                 for j in range(n):
                     d += ws.A[r, j] * ws.basis[b, j]
-                ws.resid[nr, b] = d
+                ws.resid[nr, b] = sr * d
             nr += 1
     tr = 0.0
     for a in range(nb):
@@ -1074,9 +1098,8 @@ def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel:
                     s = 0.0
                     for b in range(nb):
                         s += ws.resid[i, b] * ws.grad[b]
-                    ws.fc[r // 3, r % 3] = s
+                    ws.fc[r // 3, r % 3] = _coulomb_row_weight(fd, ws, r, nw, one, free) * s
                 i += 1
-    one = fd.contact_P.shape[0] == 1
     worst, worst_ratio = -1, -1.0  # the sticking wheel to release: the one furthest out of its cone
     for w in range(nw):
         bit = 1 << w
