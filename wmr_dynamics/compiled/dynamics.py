@@ -538,8 +538,6 @@ def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
         ws.dzn[w] = ws.dz0[w] + ws.vc[w, 2] * dt
     _contact(fd.contact_kind, fd.contact_P, fd.contact_aux, fd.contact_slot, ws.vc, ws.Rw, ws.dzn, ws.fc, ws.df_dv,
              ws.df_dRw, ws.df_ddz)  # eq. 2.71
-    if fd.contact_kind == CONTACT_COULOMB:
-        _coulomb_no_slide_force(ws, nw)
     if fd.act_kind != ACTUATOR_IDEAL:  # eq. 2.73
         _actuators(md, fd, ws, integral, dt)
     nm = ws.counts[C_MODEL_ROWS]
@@ -996,20 +994,6 @@ def _coulomb_rigid_key(ws: DynamicsWorkspace, nw: int) -> int:
     return key
 
 
-@njit(_nrt=False)
-def _coulomb_no_slide_force(ws: DynamicsWorkspace, nw: int) -> None:
-    """A sticking wheel's tangential rows carry no model force: they are rigid (their force is the constraint's)
-    or, if dependent on the rigid rows, projected out of the force balance."""
-    for w in range(nw):
-        if _coulomb_sticks(ws, w):
-            for i in range(2):
-                ws.fc[w, i] = 0.0
-                ws.df_dRw[w, i] = 0.0
-                ws.df_ddz[w, i] = 0.0
-                for j in range(3):
-                    ws.df_dv[w, i, j] = 0.0
-
-
 @njit(inline="always")
 def _coulomb_in_rigid_set(ws: DynamicsWorkspace, r: int, nw: int) -> bool:
     """Row r takes part in the rigid-force decomposition: a rigid row, or a sticking wheel's tangential row."""
@@ -1055,7 +1039,9 @@ def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel:
         for a in range(ni):
             s += ws.AI[a, j] * ws.lam[a]
         for m in range(nm):
-            s -= ws.A[ws.mrows[m], j] * ws.f_model[m]
+            r = ws.mrows[m]
+            if not (r < 3 * nw and r % 3 < 2 and _coulomb_sticks(ws, r // 3)):  # a held row: its force is in g
+                s -= ws.A[r, j] * ws.f_model[m]
         g[j] = s
     # Q (rows of the held set, in row order, scaled by their weights) into ws.resid; K = QᵀQ into ws.H; B g into
     # ws.grad
