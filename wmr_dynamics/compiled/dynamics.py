@@ -931,16 +931,18 @@ def _coulomb_surface_rows(md: ModelData, ws: DynamicsWorkspace, nw: int, n: int)
         dz = ws.dz0[w]
         if not dz < 0.0:
             continue
-        out = ws.resid  # scratch (3, n) before the row selection uses it
+        out = ws.resid  # scratch (6, n) before the row selection uses it
         for r in range(3):
             ws.e_t[r] = ws.points[w, r] - dz * ws.frames[w, r, 2]  # p_s (scratch: e_t is free in the set-up)
         _wheel_jacobian(md.parent, md.jtype, ws.T_world, md.wheel_frame[w], ws.e_t[:3], ws.frames[w],
                         out[0:3], ws.jtmp)  # Alg. 2 at p_s
+        _wheel_jacobian(md.parent, md.jtype, ws.T_world, md.wheel_frame[w], ws.points[w], ws.frames[w],
+                        out[3:6], ws.jtmp)  # Alg. 2 at p
         spin = md.wheel_frame[w] + 5
-        for r in range(2):
+        for r in range(2):  # add the difference, so any other term of the row (e.g. a belt's) is kept
             for j in range(n):
                 if j != spin:
-                    ws.A[3 * w + r, j] = out[r, j]
+                    ws.A[3 * w + r, j] += out[r, j] - out[3 + r, j]
 
 
 @njit(_nrt=False)
