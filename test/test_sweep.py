@@ -99,7 +99,7 @@ BAD = [
     ("base: {dt: 1e-2}\n", "base.dt", "1.0e-2"),
     ("base: {seed: 1.5}\n", "base.seed", "integer"),
     ("base: {mode: dynamc}\n", "base.mode", "kinematic, enhanced, dynamic"),
-    ("base: {contact: coulomb}\n", "base.contact", "linear, pacejka"),
+    ("base: {contact: sticky}\n", "base.contact", "linear, pacejka"),
     ("base: {terrain: nowhere.txt}\n", "base.terrain", "not found"),
     ("base: {terrain: hills}\n", "base.terrain", "flat, rough, ramp, steps"),
     ("base: {slip: [0, 0, 0]}\n", "base.slip", "6 numbers"),

@@ -133,8 +133,9 @@ def sim_parser() -> argparse.ArgumentParser:
     _vehicle_and_terrain_args(p)
     p.add_argument("--mode", default="kinematic", choices=["kinematic", "enhanced", "dynamic"],
                    help="motion model: stabilized-DAE kinematics (§2.2), with body slip (§2.3), or dynamics (§2.4)")
-    p.add_argument("--contact", default=None, choices=["linear", "pacejka", "ishigami", "ding"],
-                   help="dynamic mode: wheel-ground contact model (default: the vehicle YAML's, else linear)")
+    p.add_argument("--contact", default=None, choices=["linear", "pacejka", "ishigami", "ding", "coulomb"],
+                   help="dynamic mode: wheel-ground contact model (default: the vehicle YAML's, else linear); "
+                        "coulomb: rigid no-slip contact inside the friction cone, sliding beyond (stiction)")
     p.add_argument("--actuator", default=None, choices=["ideal", "pi"],
                    help="dynamic mode: actuator model (default: the vehicle YAML's, else ideal)")
     p.add_argument("--slip", type=finite_float, nargs=6, metavar=("P1", "P2", "P3", "P4", "P5", "P6"),

@@ -195,10 +195,11 @@ class Stepper:
         ws = data.workspace
         ws.angle[:] = np.nan  # no previous contact angle: the first step's collision search is the full one
         if self.mode == "dynamic":
-            from wmr_dynamics.compiled.dynamics import C_MASS_READY, C_SELECTION
+            from wmr_dynamics.compiled.dynamics import C_MASS_READY, C_SELECTION, C_SLIDING
 
             ws.counts[C_MASS_READY] = 0
             ws.counts[C_SELECTION] = 0  # the independent rows are selected afresh at the first step
+            ws.counts[C_SLIDING] = 0  # coulomb contact: every wheel starts sticking
         else:
             ws.row_weight[:] = 1.0
         return data

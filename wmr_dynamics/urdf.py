@@ -721,6 +721,8 @@ def load_model(name_or_path: str | Path, config: str | Path | dict | None = None
     if unknown:
         raise UrdfError(f"{cfg_name}: unknown keys {sorted(unknown)}; allowed: {sorted(YAML_KEYS)}")
     validate_config(cfg, cfg_name)
+    if isinstance(cfg.get("contact"), str):  # ``contact: coulomb``: the short form of {model: coulomb}
+        cfg["contact"] = {"model": cfg["contact"]}
     robot = _parse_urdf(urdf_path)
     model = _Builder(urdf_path, robot, cfg, cfg_name).build()
     _check_models(model, cfg, cfg_name)

@@ -120,6 +120,16 @@ def contact_param(path: str, v: Any) -> None:
         scalar_or_vector(path, v)
 
 
+def model_or_record(models: list[str], full: Check) -> Check:
+    """A model's name alone (its default parameters, e.g. ``contact: coulomb``) or the full mapping ``full``."""
+    def check(path: str, v: Any) -> None:
+        if isinstance(v, str):
+            one_of(*models)(path, v)
+        else:
+            full(path, v)
+    return check
+
+
 GAIN = number(0.0, 1e12)
 #: a joint row's model (eq. 2.74): a registered joint model and its parameters (the model checks their ranges)
 _JOINT_PARAMS = {p: number() for e in JOINT_MODELS.entries for p in JOINT_MODELS.parameters(e.name)[0]}
@@ -140,8 +150,8 @@ SCHEMA = record({
     "constraint_models": mapping_of(SPRING),
     "joint_springs": mapping_of(record({**_JOINT_PARAMS, "model": one_of(*JOINT_MODELS.names), "stiffness": GAIN,
                                         "damping": GAIN, "rest": number(-1e3, 1e3)})),
-    "contact": record({"model": one_of(*CONTACT_MODELS.names),
-                       "params": mapping_of(contact_param)}),
+    "contact": model_or_record(CONTACT_MODELS.names, record({"model": one_of(*CONTACT_MODELS.names),
+                                                             "params": mapping_of(contact_param)})),
     "actuators": record({"model": text}, open_=True),
     "controller": record({"type": text, "steering_efficiency": number(0.0, 1.0, lo_open=True)}, open_=True),
     "cg_offset": vector(2, number(-10.0, 10.0, "m")),

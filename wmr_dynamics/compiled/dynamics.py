@@ -15,6 +15,10 @@ Contact, actuator and joint models are dispatched by an integer code through the
 dispatch tables (:mod:`wmr_dynamics.registry`; ``literal_unroll`` turns each table into direct calls, and
 numba compiles one kernel for all of them and caches it on disk); a user's own Python model is called
 back from an object-mode block (:mod:`wmr_dynamics.compiled.callbacks`), so it too runs on this one engine.
+
+The ``coulomb`` contact mode (static friction, issue 13 item 5) adds an active set of rigid tangential rows
+around this step: the functions at the end of the module (``_coulomb_*``); the other models' steps do not
+enter them.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from wmr_dynamics.compiled.data import ModelData, TerrainData
 from wmr_dynamics.compiled.kinematics import _belt_column, _forward_kinematics, _wheel_jacobian  # Alg. 1, 2 inlined
 from wmr_dynamics.compiled.linalg import cho_solve, cho_solve_columns, cholesky, independent_rows, orthonormal_rows
 from wmr_dynamics.contact_models._base import MOMENT_COLUMNS
+from wmr_dynamics.contact_models.coulomb import _coulomb_kernel
 from wmr_dynamics.contact_models.registry import CONTACT_MODELS
 from wmr_dynamics.dynamics.rigid_body import _crba, _plucker_all, _rnea
 from wmr_dynamics.joint_models import JOINT_MODELS
@@ -48,6 +53,23 @@ _CONTACT_KERNELS = CONTACT_MODELS.kernels
 _ACTUATOR_KERNELS = ACTUATOR_MODELS.kernels
 _JOINT_KERNELS = JOINT_MODELS.kernels
 CONTACT_PYTHON = JOINT_PYTHON = ACTUATOR_PYTHON = PYTHON  # a Python model: called back
+#: the ``coulomb`` contact mode's code: its wheels' tangential rows are held rigid while they stick (active set,
+#: :func:`_coulomb_active_set`)
+CONTACT_COULOMB = next(code for code, k in _CONTACT_KERNELS
+                       if getattr(k, "py_func", k) is getattr(_coulomb_kernel, "py_func", _coulomb_kernel))
+#: coulomb mode: at most this many re-solves of a step with a changed stick/slide set, plus one per wheel
+COULOMB_MAX_PASSES = 4
+#: coulomb mode, m/s: a sticking wheel whose tangential contact velocity at the step's end exceeds this is not
+#: held (a dependent rigid row whose target the others contradict): it slides
+COULOMB_STICK_SLIP = 1e-6
+#: coulomb mode: a sticking row is held rigid if its component off the rows already held is above this
+#: fraction of its norm (else it is dependent on them: held through them, its velocity follows)
+COULOMB_DEPENDENT = 1e-6
+#: coulomb mode: the compliance of an actuator's or rigid joint's row in the split of the held forces, per N of
+#: the total normal force (a wheel's rows: its cone radius μ f_z; large: the motors take what they must)
+COULOMB_FREE_ROW = 100.0
+#: coulomb mode: at most this many wheels (one bit each in DynamicsWorkspace.counts[C_SLIDING])
+COULOMB_MAX_WHEELS = 62
 ACTUATOR_IDEAL = JOINT_RIGID = RIGID  # no force law: a rigid row
 #: status codes of :func:`dynamic_step` (0 = ok)
 STATUS_TERRAIN, STATUS_NONFINITE, STATUS_MASS_MATRIX = 1, 2, 3
@@ -96,7 +118,9 @@ C_MODEL_ROWS = 4  # model-force rows (every non-rigid row, ws.mrows)
 C_SELECTION = 5  # 1: ws.keep holds the last step's independent rows, reusable (full row rank; see _select_rows)
 C_SELECTION_CONTACTS = 6  # bit w set: wheel w was in contact (Δz ≤ 0) when that selection was made
 C_SELECTIONS = 7  # selections computed by the pivoted Gram–Schmidt since the workspace was made (diagnostics)
-N_COUNTS = 8
+C_SLIDING = 8  # coulomb mode: bit w set: wheel w slides (clear: it sticks when in contact) — the active set
+C_SELECTION_RIGID = 9  # coulomb mode: the held tangential rows (bit 2w: x, 2w+1: y) of the kept selection
+N_COUNTS = 10
 
 
 class DynamicsWorkspace(NamedTuple):
@@ -260,6 +284,8 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
                         ws.A[3 * w:3 * w + 3], ws.jtmp)  # Alg. 2
         if md.wheel_kind[w] != 0:  # a track element: the belt's column (Contact Surface Motion)
             _belt_column(md, ws.T_world, w, ws.points[w], ws.frames[w], ws.A[3 * w:3 * w + 3])
+    if fd.contact_kind == CONTACT_COULOMB:
+        _coulomb_surface_rows(md, ws, nw, n)
     for k in range(na):
         r = 3 * nw + k
         for j in range(n):
@@ -281,12 +307,18 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
         ws.rigid[r] = False
     # independent rows (eqs. 2.66–2.68): rigid rows first, their span is also the projector's
     nbr = orthonormal_rows(ws.A, nA, n, ws.rigid, ws.basis)
+    if fd.contact_kind == CONTACT_COULOMB:
+        nbr = _coulomb_hold_rows(ws, nw, n, nbr)
     ws.counts[C_RIGID_BASIS] = nbr
     contacts = 0
     for w in range(nw):
         if ws.dz0[w] <= 0.0:
             contacts |= 1 << w
     reuse = ws.counts[C_SELECTION] == 1 and ws.counts[C_SELECTION_CONTACTS] == contacts
+    if fd.contact_kind == CONTACT_COULOMB:  # the kept selection holds the same tangential rows rigid
+        key = _coulomb_rigid_key(ws, nw)
+        reuse = reuse and key >= 0 and ws.counts[C_SELECTION_RIGID] == key
+        ws.counts[C_SELECTION_RIGID] = key
     ni = _select_rows(fd, ws, nA, n, nbr, reuse)
     if reuse and ni < 0:  # the kept rows have become nearly dependent: select afresh
         reuse = False
@@ -865,6 +897,10 @@ def force_balance_step(md: ModelData, td: TerrainData, fd: DynamicsData, ws: Dyn
     if status != 0:
         return status, 0, np.inf, False
     it, norm = _newton(md, fd, ws, qvel, integral, dt, n)
+    if fd.contact_kind == CONTACT_COULOMB:
+        status, it, norm = _coulomb_active_set(md, td, fd, ws, q, qvel, u, integral, dt, it, norm)
+        if status != 0:
+            return status, it, np.inf, False
     for i in range(n):
         if not math.isfinite(ws.qn[i]):
             return STATUS_NONFINITE, it, norm, False
@@ -947,3 +983,243 @@ def dynamic_step(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsW
     for i in range(ndof):
         qvel_next[i] = ws.qvel_cur[i]
     return 0, total, norm, conv, subs
+
+
+# ---- the coulomb contact mode: stiction as an active set of rigid tangential rows (issue 13, item 5) --------
+# A wheel in contact (Δz < 0 at the step's start) either *sticks* — its two tangential rows (contact-frame x and
+# y, Alg. 2) are rigid rows with target velocity 0, exactly as ideal actuator rows are (§2.4.4) — or *slides*
+# — they are model rows with the Coulomb force of CoulombContact.  The set starts from the previous step's
+# (DynamicsWorkspace.counts[C_SLIDING]); after the force balance converges, the rigid rows' constraint forces
+# are recovered (:func:`_coulomb_check`), the sticking wheel furthest out of its cone ‖f_t‖ <= μ f_z slides (one
+# per pass), a sliding wheel whose slip reverses over the step or falls below 10 v_eps sticks (unless it was
+# released in this step), and the step is solved again with the new set, at most COULOMB_MAX_PASSES + nw times.
+
+@njit(inline="always")
+def _coulomb_sticks(ws: DynamicsWorkspace, w: int) -> bool:
+    """Wheel w is in the sticking set: in contact at the step's start and not marked sliding."""
+    return ws.dz0[w] < 0.0 and (ws.counts[C_SLIDING] >> w) & 1 == 0
+
+
+@njit(_nrt=False)
+def _coulomb_surface_rows(md: ModelData, ws: DynamicsWorkspace, nw: int, n: int) -> None:
+    """The tangential rows of a wheel in contact (Δz < 0) taken at the contact patch on the terrain's surface,
+    p_s = p − Δz n̂ (n̂ the contact normal), rather than at the rim point p below it (Alg. 2 at p_s), with the
+    wheel's own spin column kept at the rim (the tread moves at Rω, the slip of eqs. C.5/C.12).
+
+    Why: the rim points of wheels sunk by different Δz lie at different depths, so holding them fixed also
+    forbids (nearly, by ~ΔΔz / wheelbase) the body's pitch and roll about the ground, which the normal springs
+    need to settle — rigid rows that are nearly dependent, with huge internal forces between them.  At the
+    surface, on a plane, pitch and roll about the ground and motion along the normal move no held point
+    tangentially: those rows are exactly dependent and the vehicle settles on its springs."""
+    for w in range(nw):
+        dz = ws.dz0[w]
+        if not dz < 0.0:
+            continue
+        out = ws.resid  # scratch (6, n) before the row selection uses it
+        for r in range(3):
+            ws.e_t[r] = ws.points[w, r] - dz * ws.frames[w, r, 2]  # p_s (scratch: e_t is free in the set-up)
+        _wheel_jacobian(md.parent, md.jtype, ws.T_world, md.wheel_frame[w], ws.e_t[:3], ws.frames[w],
+                        out[0:3], ws.jtmp)  # Alg. 2 at p_s
+        _wheel_jacobian(md.parent, md.jtype, ws.T_world, md.wheel_frame[w], ws.points[w], ws.frames[w],
+                        out[3:6], ws.jtmp)  # Alg. 2 at p
+        spin = md.wheel_frame[w] + 5
+        for r in range(2):  # add the difference, so any other term of the row (e.g. a belt's) is kept
+            for j in range(n):
+                if j != spin:
+                    ws.A[3 * w + r, j] += out[r, j] - out[3 + r, j]
+
+
+@njit(_nrt=False)
+def _coulomb_hold_rows(ws: DynamicsWorkspace, nw: int, n: int, nb: int) -> int:
+    """Make the tangential rows of the sticking wheels rigid (target velocity 0, zero slip) — those whose
+    direction is independent of the rows already held, appended to the orthonormal basis ws.basis[:nb] of the
+    rigid rows (the others are held through them); returns the new basis size."""
+    for w in range(nw):
+        if not _coulomb_sticks(ws, w):
+            continue
+        for r in range(3 * w, 3 * w + 2):
+            if nb >= n:
+                break
+            s0 = 0.0
+            for j in range(n):
+                t = ws.A[r, j]
+                ws.basis[nb, j] = t
+                s0 += t * t
+            for _ in range(2):  # Gram–Schmidt, twice for accuracy
+                for b in range(nb):
+                    d = 0.0
+                    for j in range(n):
+                        d += ws.basis[nb, j] * ws.basis[b, j]
+                    for j in range(n):
+                        ws.basis[nb, j] -= d * ws.basis[b, j]
+            s = 0.0
+            for j in range(n):
+                s += ws.basis[nb, j] * ws.basis[nb, j]
+            s = math.sqrt(s)
+            if not s > COULOMB_DEPENDENT * math.sqrt(s0):
+                continue  # dependent on the held rows
+            for j in range(n):
+                ws.basis[nb, j] /= s
+            nb += 1
+            ws.rigid[r] = True
+            ws.v_target[r] = 0.0
+    return nb
+
+
+@njit(_nrt=False)
+def _coulomb_rigid_key(ws: DynamicsWorkspace, nw: int) -> int:
+    """The held tangential rows as bits (2w: x, 2w+1: y); −1 if they do not fit in an int64 (no reuse)."""
+    if nw > 31:
+        return -1
+    key = 0
+    for w in range(nw):
+        if ws.rigid[3 * w]:
+            key |= 1 << (2 * w)
+        if ws.rigid[3 * w + 1]:
+            key |= 1 << (2 * w + 1)
+    return key
+
+
+@njit(inline="always")
+def _coulomb_in_rigid_set(ws: DynamicsWorkspace, r: int, nw: int) -> bool:
+    """Row r takes part in the rigid-force decomposition: a rigid row, or a sticking wheel's tangential row."""
+    if ws.rigid[r]:
+        return True
+    return r < 3 * nw and r % 3 < 2 and _coulomb_sticks(ws, r // 3)
+
+
+@njit(inline="always")
+def _coulomb_row_weight(fd: DynamicsData, ws: DynamicsWorkspace, r: int, nw: int, one: bool, free: float) -> float:
+    """s_r of :func:`_coulomb_check`'s split: √(μ f_z) of a tangential row (N^½; μ f_z at least 1e-9 N), else
+    ``free``."""
+    if r >= 3 * nw:
+        return free
+    w = r // 3
+    return math.sqrt(max(fd.contact_P[0 if one else w, 2] * ws.fc[w, 2], 1e-9))
+
+
+@njit
+def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: NDArray, released: int) -> tuple:
+    """After a converged force balance: the sticking wheels' tangential constraint forces into ws.fc, and the
+    next stick/slide set: of the sticking wheels whose force leaves the cone or whose held velocity is not zero,
+    the one with the largest ‖f_t‖/(μ f_z) slides; sliding wheels whose slip stopped or reversed stick.
+    Returns (sliding mask, released mask).
+
+    The rigid rows' generalized force is g = A_Iᵀλ − A_mᵀ f_model (the constraint force of eq. 2.82 less the
+    model rows' forces; P g = e ≈ 0, so g lies in the span of the rigid rows, basis B).  Held rows that depend
+    on each other share it statically indeterminately: the split is the one that minimizes Σ μ_r² / c_r subject to
+    A_Rᵀμ = g, c_r the row's cone radius μ f_z (actuator and rigid joint rows: COULOMB_FREE_ROW times the total
+    normal force, nearly free) — the elastic split of tangential springs whose stiffness is proportional to the
+    load: each wheel's friction in proportion to its cone where the geometry allows (every wheel then at the
+    same fraction of its cone), the motors giving whatever torque that needs.  With s_r = √c_r, S = diag(s_r):
+    μ = S Q y, Q = S A_R Bᵀ, (QᵀQ) y = B g."""
+    nf = md.parent.shape[0]
+    n = nf + 5
+    nw = md.wheel_frame.shape[0]
+    na = md.actuated_frames.shape[0]
+    nA = 3 * nw + na + fd.A_joint.shape[0]
+    ni, nm, nb = ws.counts[C_INDEP], ws.counts[C_MODEL_ROWS], ws.counts[C_RIGID_BASIS]
+    g = ws.p
+    for j in range(n):
+        s = 0.0
+        for a in range(ni):
+            s += ws.AI[a, j] * ws.lam[a]
+        for m in range(nm):
+            r = ws.mrows[m]
+            if not (r < 3 * nw and r % 3 < 2 and _coulomb_sticks(ws, r // 3)):  # a held row: its force is in g
+                s -= ws.A[r, j] * ws.f_model[m]
+        g[j] = s
+    # Q (rows of the held set, in row order, scaled by their weights) into ws.resid; K = QᵀQ into ws.H; B g into
+    # ws.grad
+    one = fd.contact_P.shape[0] == 1
+    total = 0.0
+    for w in range(nw):
+        total += max(ws.fc[w, 2], 0.0)
+    free = math.sqrt(COULOMB_FREE_ROW * max(total, 1.0))
+    nr = 0
+    for r in range(nA):
+        if _coulomb_in_rigid_set(ws, r, nw):
+            sr = _coulomb_row_weight(fd, ws, r, nw, one, free)
+            for b in range(nb):
+                d = 0.0
+                for j in range(n):
+                    d += ws.A[r, j] * ws.basis[b, j]
+                ws.resid[nr, b] = sr * d
+            nr += 1
+    tr = 0.0
+    for a in range(nb):
+        s = 0.0
+        for j in range(n):
+            s += ws.basis[a, j] * g[j]
+        ws.grad[a] = s
+        for b in range(a + 1):
+            t = 0.0
+            for i in range(nr):
+                t += ws.resid[i, a] * ws.resid[i, b]
+            ws.H[a, b] = t
+        tr += ws.H[a, a]
+    for a in range(nb):
+        ws.H[a, a] += 1e-12 * tr / max(nb, 1) + 1e-300
+    sliding = ws.counts[C_SLIDING]
+    if nb > 0 and cholesky(ws.H, nb, ws.H):
+        cho_solve(ws.H, nb, ws.grad)
+        i = 0
+        for r in range(nA):
+            if _coulomb_in_rigid_set(ws, r, nw):
+                if r < 3 * nw:
+                    s = 0.0
+                    for b in range(nb):
+                        s += ws.resid[i, b] * ws.grad[b]
+                    ws.fc[r // 3, r % 3] = _coulomb_row_weight(fd, ws, r, nw, one, free) * s
+                i += 1
+    worst, worst_ratio = -1, -1.0  # the sticking wheel to release: the one furthest out of its cone
+    for w in range(nw):
+        bit = 1 << w
+        if ws.dz0[w] >= 0.0:  # out of contact: no rows held; it sticks when it touches down
+            sliding &= ~bit
+            continue
+        p = 0 if one else w
+        mu, eps = fd.contact_P[p, 2], fd.contact_P[p, 3]
+        vx, vy = ws.vc[w, 0], ws.vc[w, 1]
+        if _coulomb_sticks(ws, w):
+            ft = math.sqrt(ws.fc[w, 0] ** 2 + ws.fc[w, 1] ** 2)
+            lim = mu * ws.fc[w, 2]
+            ratio = ft / lim if lim > 0.0 else (math.inf if ft > 0.0 else 0.0)  # ‖f_t‖ / (μ f_z)
+            if ratio > 1.0 + 1e-9 or math.sqrt(vx * vx + vy * vy) > COULOMB_STICK_SLIP:
+                if ratio > worst_ratio:
+                    worst, worst_ratio = w, ratio
+        elif released & bit == 0:
+            v0x, v0y = 0.0, 0.0
+            for j in range(n):
+                v0x += ws.A[3 * w, j] * qvel[j]
+                v0y += ws.A[3 * w + 1, j] * qvel[j]
+            if math.sqrt(vx * vx + vy * vy) <= 10.0 * eps or vx * v0x + vy * v0y <= 0.0:
+                sliding &= ~bit  # the slip stopped or reversed within the step: try holding it
+    if worst >= 0:  # one at a time: releasing one wheel changes the force the others need
+        sliding |= 1 << worst
+        released |= 1 << worst
+    return sliding, released
+
+
+@njit
+def _coulomb_active_set(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray,
+                        qvel: NDArray, u: NDArray, integral: NDArray, dt: float, it: int, norm: float) -> tuple:
+    """The coulomb mode's active set over a step already solved with the previous set (see the section's
+    comment): re-solve while the stick/slide set changes, at most COULOMB_MAX_PASSES + n_wheels times; the set
+    reached is the next step's start.  Returns (status, total iterations, ‖e‖)."""
+    n = md.parent.shape[0] + 5
+    passes = COULOMB_MAX_PASSES + md.wheel_frame.shape[0]
+    released = 0
+    for k in range(passes + 1):
+        sliding, released = _coulomb_check(md, fd, ws, qvel, released)
+        if sliding == ws.counts[C_SLIDING]:
+            break
+        ws.counts[C_SLIDING] = sliding
+        if k == passes:
+            break
+        status = _setup(md, td, fd, ws, q, qvel, u, dt)
+        if status != 0:
+            return status, it, norm
+        it2, norm = _newton(md, fd, ws, qvel, integral, dt, n)
+        it += it2
+    return 0, it, norm

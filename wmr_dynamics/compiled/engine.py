@@ -101,6 +101,9 @@ def dynamics_data(model: WmrModel, options, max_halvings: int = 3, owner: object
 
     jr = joint_rows(model)
     kind = _contact_kind(options.contact)
+    if kind == D.CONTACT_COULOMB and model.num_wheels > D.COULOMB_MAX_WHEELS:
+        raise ModelError(f"{model.name}: the coulomb contact mode handles at most {D.COULOMB_MAX_WHEELS} wheels "
+                         f"(one bit each in its stick/slide set), the vehicle has {model.num_wheels}")
     if kind == PYTHON:
         P, aux = np.zeros((1, 1)), np.zeros(1)
     else:

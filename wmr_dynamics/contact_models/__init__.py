@@ -7,6 +7,7 @@ name              class                                 equations
 ``"pacejka"``     :class:`PacejkaContact`               C.10–C.18, Table C.1 (magic formula, N–C)
 ``"ishigami"``    :class:`IshigamiContact`              C.19–C.36, Table C.2 (stress integration / LUT)
 ``"ding"``        :class:`DingContact`                  Ding et al. eqs. 16–19, Toyoura sand
+``"coulomb"``     :class:`CoulombContact`               C.3–C.4 normal; rigid tangential rows in the cone
 ================  ====================================  ==================================================
 
 Inputs and outputs (all models; details in :class:`ContactModel`): ``v_c`` (nw, 3) contact-point slip
@@ -24,6 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from wmr_dynamics.contact_models._base import CompiledContactModel, ContactModel
+from wmr_dynamics.contact_models.coulomb import CoulombContact
 from wmr_dynamics.contact_models.linear import LinearContact
 from wmr_dynamics.contact_models.pacejka import TABLE_C1, PacejkaContact, magic_formula
 from wmr_dynamics.contact_models.registry import CONTACT_MODELS
@@ -31,7 +33,8 @@ from wmr_dynamics.contact_models.terramechanics import DING_TOYOURA, DingContact
 from wmr_dynamics.errors import ModelError
 
 __all__ = [
-    "CONTACT_MODELS", "DING_TOYOURA", "TABLE_C1", "CompiledContactModel", "ContactModel", "DingContact",
+    "CONTACT_MODELS", "DING_TOYOURA", "TABLE_C1", "CompiledContactModel", "ContactModel", "CoulombContact",
+    "DingContact",
     "IshigamiContact", "LinearContact", "MODELS", "PacejkaContact", "contact_model_for_vehicle",
     "contact_model_from_config", "magic_formula", "make_contact_model",
 ]
@@ -42,7 +45,7 @@ G = 9.81
 
 
 def make_contact_model(name: str, **params: Any) -> ContactModel:
-    """A bundled contact model by name: ``"linear"``, ``"pacejka"``, ``"ishigami"`` or ``"ding"``.
+    """A bundled contact model by name: ``"linear"``, ``"pacejka"``, ``"ishigami"``, ``"ding"`` or ``"coulomb"``.
 
     ``params`` are the class's constructor arguments.  Raises :class:`ModelError` for an unknown name or
     parameter (listing the valid ones), a missing required parameter, or an invalid value.
@@ -57,13 +60,14 @@ def contact_model_from_config(cfg: dict | None, wheel_radius: ArrayLike, wheel_w
 
     Args:
         cfg: the ``contact`` mapping, or None / {} for the default (VEHICLES.md's "uniform" linear model,
-            which needs ``mass``).
+            which needs ``mass``), or a model name alone (``contact: coulomb``: its default parameters).
         wheel_radius, wheel_width: m, a number or one per wheel; passed to the terramechanics models unless
             ``params`` sets ``radius`` / ``width``.
         mass: total vehicle mass, kg.  With it, a linear or Pacejka block without ``kp`` gets VEHICLES.md's
-            ``kp = mass·g/(n_wheels·|dz_target|)`` (and ``kd = kp/20``), an Ishigami or Ding block without ``kd``
-            the same normal damping ``mass·g/(n_wheels·0.02)/20`` (as the thesis author's code).  A Ding block
-            without ``mean_wheel_load`` gets ``"actual"`` (W̄ = the wheels' mean normal force, Ding et al.).
+            ``kp = mass·g/(n_wheels·|dz_target|)`` (and ``kd = kp/20``; a coulomb block too), an Ishigami or Ding
+            block without ``kd`` the same normal damping ``mass·g/(n_wheels·0.02)/20`` (as the thesis author's
+            code).  A Ding block without ``mean_wheel_load`` gets ``"actual"`` (W̄ = the wheels' mean normal
+            force, Ding et al.).
         n_wheels: default: the length of ``wheel_radius``.
         lug_height: for the Ding model, unless ``params`` sets it.
     """
@@ -73,6 +77,8 @@ def contact_model_from_config(cfg: dict | None, wheel_radius: ArrayLike, wheel_w
         if mass is None:
             raise ModelError("contact: no contact block, and no vehicle mass to build the default linear model from")
         return LinearContact.from_vehicle(mass, nw)
+    if isinstance(cfg, str):  # the short form: a model name with its default parameters
+        cfg = {"model": cfg}
     if not isinstance(cfg, dict):
         raise ModelError(f"contact: must be a mapping {{model: ..., params: {{...}}}}, got {cfg!r}")
     extra = sorted(set(cfg) - {"model", "params"})
@@ -92,7 +98,7 @@ def contact_model_from_config(cfg: dict | None, wheel_radius: ArrayLike, wheel_w
         if lug_height is not None:
             params.setdefault("lug_height", lug_height)
         params.setdefault("mean_wheel_load", "actual")  # Ding: "the average normal force of the wheels"
-    if name in ("linear", "pacejka") and "kp" not in params and mass is not None:
+    if name in ("linear", "pacejka", "coulomb") and "kp" not in params and mass is not None:
         dzt = params.get("dz_target", -0.02)
         if not (isinstance(dzt, (int, float)) and dzt < 0):
             raise ModelError(f"contact: params.dz_target must be a negative number (m), got {dzt!r}")

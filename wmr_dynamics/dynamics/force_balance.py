@@ -75,11 +75,12 @@ class DynamicsOptions:
     def from_config(cls, model: WmrModel, contact: str | None = None, actuator: str | None = None,
                     **overrides) -> DynamicsOptions:
         """Options from the vehicle YAML (``contact:``, ``actuators:``), optionally overriding the contact
-        model name ("linear", "pacejka", "ishigami", "ding") and the actuator ("ideal", "pi")."""
+        model name ("linear", "pacejka", "ishigami", "ding", "coulomb") and the actuator ("ideal", "pi")."""
         from wmr_dynamics.actuators import actuator_from_config
         from wmr_dynamics.contact_models import contact_model_from_config
 
-        cfg_c = dict(model.config.get("contact") or {})
+        cfg_c = model.config.get("contact") or {}
+        cfg_c = {"model": cfg_c} if isinstance(cfg_c, str) else dict(cfg_c)  # ``contact: coulomb``: the short form
         if contact is not None and contact != cfg_c.get("model", "linear"):
             cfg_c = {"model": contact}  # another model: its own defaults (kp from the vehicle's mass)
         cfg_a = dict(model.config.get("actuators") or {"model": "ideal"})

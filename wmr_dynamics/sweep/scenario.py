@@ -29,7 +29,7 @@ class _Bad(ValueError):
 
 # ---- scenario keys ------------------------------------------------------------------------------------
 MODES = ("kinematic", "enhanced", "dynamic")
-CONTACTS = ("linear", "pacejka", "ishigami", "ding")  # wmr_dynamics.contact_models.MODELS (checked in tests)
+CONTACTS = ("linear", "pacejka", "ishigami", "ding", "coulomb")  # wmr_dynamics.contact_models.MODELS (checked in tests)
 ACTUATORS = ("ideal", "pi")
 INTEGRATORS = ("euler", "rk4")
 TERRAIN_PRESETS = ("flat", "rough", "ramp", "steps")
