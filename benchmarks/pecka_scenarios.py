@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Pecka, Zimmermann & Svoboda's eight tracked-robot scenarios (§V-B, Table I) on our engine.
 
-Models (the paper's, in our dynamic engine; Absolem-like robot ``absolem``, flippers held level):
+Models (the paper's, in our dynamic engine; Absolem-like robot ``absolem``, flippers held level; each with its
+default contact: ``coulomb`` (static friction) for the tracks, ``linear`` for the wheels):
 
-- ``csm``: Contact Surface Motion — the tracks as belt contact elements (docs/tracks.md);
+- ``csm``: Contact Surface Motion — the tracks as belt contact elements (docs/tracks.md), static friction;
+- ``csm linear``: the same with the wheels' linear contact model (like for like with the wheel models' speed);
 - ``4wheels`` / ``8wheels``: each track replaced by 4 or 8 wheels between its rollers, driven in sync
   (:func:`wmr_dynamics.tracks.wheel_approximation`).
 
@@ -53,6 +55,7 @@ from wmr_dynamics import load_model  # noqa: E402
 from wmr_dynamics.collision import drop_onto_terrain  # noqa: E402
 from wmr_dynamics.controllers import BodyVelocityController  # noqa: E402
 from wmr_dynamics.errors import SimulationError  # noqa: E402
+from wmr_dynamics.model import WmrModel  # noqa: E402
 from wmr_dynamics.simulate import Simulator  # noqa: E402
 from wmr_dynamics.spatial import quat_to_rpy  # noqa: E402
 from wmr_dynamics.terrain import Plane, load_sdf_world  # noqa: E402
@@ -60,12 +63,16 @@ from wmr_dynamics.tracks import wheel_approximation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DT = 0.01  # s: the obstacles' edges want short steps
-MODELS = ("csm", "4wheels", "8wheels")
+MODELS = ("csm", "csm linear", "4wheels", "8wheels")
 
 
 def _models(vehicle: str) -> dict:
     csm = load_model(vehicle)
-    return {"csm": csm, "4wheels": wheel_approximation(csm, 4), "8wheels": wheel_approximation(csm, 8)}
+    linear = WmrModel(frames=csm.frames, wheels=csm.wheels, joint_constraints=csm.joint_constraints,
+                      joint_springs=dict(csm.joint_springs), name=f"{csm.name}_linear",
+                      config={**csm.config, "contact": "linear"}, source=csm.source)
+    return {"csm": csm, "csm linear": linear, "4wheels": wheel_approximation(csm, 4),
+            "8wheels": wheel_approximation(csm, 8)}
 
 
 _CHI: dict = {}  # model name → steering efficiency χ (Martínez et al.), identified by calibrate_chi
@@ -211,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     info = machine_info()
     load = os.getloadavg()[0]
     lines = ["## Pecka et al.'s tracked-robot scenarios", "",
-             f"`benchmarks/pecka_scenarios.py` (vehicle `{args.vehicle}`, dynamic, default linear contact, Δt {DT} s; "
+             f"`benchmarks/pecka_scenarios.py` (vehicle `{args.vehicle}`, dynamic, csm: coulomb, the others linear "
+             f"contact, Δt {DT} s; "
              f"{info['cpu']}, load {load:.2f}, commit {info.get('commit', '?')}).", "",
              "| scenario | metric | " + " | ".join(MODELS) + " |", "| --- | --- | " + " | ".join("---" for _ in MODELS)
              + " |"]

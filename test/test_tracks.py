@@ -257,3 +257,23 @@ def test_kinematic_tracks_on_rough_ground_follow_the_dynamic_model(talon):
     assert abs(quat_to_rpy(end["kinematic"][:4])[2]) < np.radians(15)
     stiff = Simulator(talon, ground, mode="kinematic", dt=0.01, baumgarte=100.0)
     assert stiff.sigma == 100.0 and Simulator(talon, ground, dt=0.01).sigma == 10.0
+
+
+def test_tracks_default_to_static_friction_and_park_on_a_20_degree_slope(talon):
+    """Issue 13 item 7: at rest on 20° (μ = 1) the tracked vehicle (default contact: coulomb) drifts < 1 mm in
+    10 s, while its 4-wheel approximation with the wheels' default slip-velocity model slides."""
+    from wmr_dynamics.collision import drop_onto_terrain
+    from wmr_dynamics.dynamics.force_balance import DynamicsOptions
+
+    assert DynamicsOptions.from_config(talon).contact.name == "coulomb"
+    a = np.radians(20.0)
+    ground = Plane(normal=(-np.sin(a), 0.0, np.cos(a)))
+    drift = {}
+    for m in (talon, wheel_approximation(talon, 4)):
+        q0 = drop_onto_terrain(m, m.state(xyz=(0.0, 0.0, 0.5), rpy=(0.0, -a, 0.0)), ground)
+        sim = Simulator(m, ground, mode="dynamic", dt=0.04)
+        settled = sim.run(2.0, (0.0, 0.0), q0=q0)
+        r = sim.run(10.0, (0.0, 0.0), q0=settled.q[-1], qvel0=settled.qvel[-1])
+        drift[m.name] = np.linalg.norm(r.q[-1, 4:7] - r.q[0, 4:7])
+    assert drift["talon"] < 1e-3
+    assert drift["talon_4wheels"] > 0.1

@@ -111,6 +111,13 @@ def contact_model_from_config(cfg: dict | None, wheel_radius: ArrayLike, wheel_w
 
 
 def contact_model_for_vehicle(model: Any) -> ContactModel:
-    """The contact model of a :class:`~wmr_dynamics.model.WmrModel` from its vehicle YAML (``model.config``)."""
-    return contact_model_from_config(model.config.get("contact"), model.wheel_radii, model.wheel_widths,
+    """The contact model of a :class:`~wmr_dynamics.model.WmrModel` from its vehicle YAML (``model.config``); a
+    vehicle with tracks and no ``contact`` block gets ``coulomb`` (static friction: a tracked robot parks on a
+    slope and stands on stairs, Pecka et al.), a wheeled one the linear model."""
+    cfg = model.config.get("contact")
+    if not cfg and getattr(model, "track_names", None):
+        cfg = {"model": "coulomb"}
+    elif isinstance(cfg, str):
+        cfg = {"model": cfg}
+    return contact_model_from_config(cfg, model.wheel_radii, model.wheel_widths,
                                      mass=float(np.sum(model.mass)), n_wheels=model.num_wheels)

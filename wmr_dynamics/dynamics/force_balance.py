@@ -75,11 +75,14 @@ class DynamicsOptions:
     def from_config(cls, model: WmrModel, contact: str | None = None, actuator: str | None = None,
                     **overrides) -> DynamicsOptions:
         """Options from the vehicle YAML (``contact:``, ``actuators:``), optionally overriding the contact
-        model name ("linear", "pacejka", "ishigami", "ding", "coulomb") and the actuator ("ideal", "pi")."""
+        model name ("linear", "pacejka", "ishigami", "ding", "coulomb") and the actuator ("ideal", "pi").  Without
+        a ``contact`` block: "linear", or "coulomb" for a vehicle with tracks."""
         from wmr_dynamics.actuators import actuator_from_config
         from wmr_dynamics.contact_models import contact_model_from_config
 
         cfg_c = model.config.get("contact") or {}
+        if not cfg_c and model.track_names:  # tracks default to static friction (docs/tracks.md)
+            cfg_c = "coulomb"
         cfg_c = {"model": cfg_c} if isinstance(cfg_c, str) else dict(cfg_c)  # ``contact: coulomb``: the short form
         if contact is not None and contact != cfg_c.get("model", "linear"):
             cfg_c = {"model": contact}  # another model: its own defaults (kp from the vehicle's mass)
