@@ -59,7 +59,7 @@ from wmr_dynamics.model import WmrModel  # noqa: E402
 from wmr_dynamics.simulate import Simulator  # noqa: E402
 from wmr_dynamics.spatial import quat_to_rpy  # noqa: E402
 from wmr_dynamics.terrain import Plane, load_sdf_world  # noqa: E402
-from wmr_dynamics.tracks import wheel_approximation  # noqa: E402
+from wmr_dynamics.tracks import tracks, wheel_approximation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DT = 0.01  # s: the obstacles' edges want short steps
@@ -196,8 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     models = _models(args.vehicle)
     csm = models["csm"]
-    ys = [csm.T0[int(f)][1, 3] for f in csm.wheel_frame[[t for t in range(csm.num_wheels)
-                                                           if csm.wheels[t].track in csm.track_names[:2]]]]
+    ys = [csm.T0[t.frame][1, 3] for t in tracks(csm)[:2]]
     track = max(ys) - min(ys)  # distance between the main tracks' centre lines, m
     chi = {m: calibrate_chi(models[m]) for m in MODELS}
     print("steering efficiency χ: " + ", ".join(f"{m} {c:.3f}" for m, c in chi.items()), flush=True)
