@@ -6,7 +6,10 @@ same run, interleaved: each round runs every case once on each side (the C++ fir
 the median over rounds of each side's µs per step and their ratio (C++ µs / our µs: above 1, ours is
 faster).  Cases (issue 14's table): Zoë on the ten rough terrains ``zoe_rough_1..10`` and Rocky 7 on
 ``rocky_rough_0``, 0.5 m/s straight for 10 s at Δt 0.04 s, single thread, ideal actuators, the naive
-controller; dynamic with the piecewise-linear contact model, and kinematic.  Per terrain the fastest of
+controller; dynamic with the piecewise-linear contact model, and kinematic.  Issue 13's: the tracked Talon on
+``rocky_rough_0`` at Δt 0.01 s (2 tracks × 5 contact elements here; the C++ samples its belts its own way),
+with the piecewise-linear contact model (like for like: the C++'s contact is slip-velocity based too) and
+with our tracks' default, ``coulomb`` (static friction).  Per terrain the fastest of
 ``--reps`` repetitions is kept on both sides (the C++ driver does the same), summed over the terrains.
 
 Settings that differ (wmrde_bench/README.md): the C++ stops its Newton loop at ‖e‖² < 1 N² (ours: the
@@ -37,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import machine_info, update_section  # noqa: E402
 
 from wmr_dynamics import load_model  # noqa: E402
+from wmr_dynamics.dynamics.force_balance import DynamicsOptions  # noqa: E402
 from wmr_dynamics.model import G  # noqa: E402
 from wmr_dynamics.scenarios import zoe_rough as zr  # noqa: E402
 from wmr_dynamics.scenarios.paths import rough_terrain_path  # noqa: E402
@@ -45,21 +49,24 @@ from wmr_dynamics.terrain import load_wmrde_grid  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT.parent / "shared" / "tools" / "wmrde_bench" / "wmrde_bench"
 DT = 0.04
-#: (label, C++ model, C++ mode, our vehicle, our kind, terrain names); kind "linear-cxx-tol": ours with the
+#: (label, C++ model, C++ mode, our vehicle, our kind, terrain names, Δt s); kind "linear-cxx-tol": ours with the
 #: C++'s Newton stopping rule, ‖e‖ < 1 N (its ‖e‖² < 1 N²) instead of the shipped 1e-7 × the weight
+ZOE_TERRAINS = [f"zoe_rough_{k}" for k in zr.TERRAINS]
 CASES = (
-    ("Zoë dynamic, linear contact", "zoe", "dyn", "zoe", "linear", [f"zoe_rough_{k}" for k in zr.TERRAINS]),
-    ("Zoë dynamic, linear, ours with the C++'s tolerance", "zoe", "dyn", "zoe", "linear-cxx-tol",
-     [f"zoe_rough_{k}" for k in zr.TERRAINS]),
-    ("Zoë kinematic", "zoe", "kin", "zoe", "kinematic", [f"zoe_rough_{k}" for k in zr.TERRAINS]),
-    ("Rocky 7 dynamic, linear contact", "rocky", "dyn", "rocky7", "linear", ["rocky_rough_0"]),
+    ("Zoë dynamic, linear contact", "zoe", "dyn", "zoe", "linear", ZOE_TERRAINS, DT),
+    ("Zoë dynamic, linear, ours with the C++'s tolerance", "zoe", "dyn", "zoe", "linear-cxx-tol", ZOE_TERRAINS, DT),
+    ("Zoë kinematic", "zoe", "kin", "zoe", "kinematic", ZOE_TERRAINS, DT),
+    ("Rocky 7 dynamic, linear contact", "rocky", "dyn", "rocky7", "linear", ["rocky_rough_0"], DT),
+    ("Talon (tracks) dynamic, Δt 0.01, linear contact", "talon", "dyn", "talon", "linear", ["rocky_rough_0"], 0.01),
+    ("Talon (tracks) dynamic, Δt 0.01, ours with coulomb (its default)", "talon", "dyn", "talon", "coulomb",
+     ["rocky_rough_0"], 0.01),
 )
 
 
-def cxx_us(model: str, mode: str, terrains: list[str], reps: int) -> float:
+def cxx_us(model: str, mode: str, terrains: list[str], reps: int, dt: float = DT) -> float:
     """The C++'s µs per step (fastest repetition per terrain, summed over the terrains)."""
     files = [str(rough_terrain_path(t)) for t in terrains]
-    out = subprocess.run([str(BENCH), model, mode, str(DT), str(zr.DURATION), str(reps), *files],
+    out = subprocess.run([str(BENCH), model, mode, str(dt), str(zr.DURATION), str(reps), *files],
                          capture_output=True, text=True, check=True).stdout
     return float(json.loads(out.strip().splitlines()[-1])["us_per_step_min"])
 
@@ -67,16 +74,21 @@ def cxx_us(model: str, mode: str, terrains: list[str], reps: int) -> float:
 class Ours:
     """Our side of one case: a simulator per terrain, built once (compiled engine warm)."""
 
-    def __init__(self, vehicle: str, kind: str, terrains: list[str]) -> None:
+    def __init__(self, vehicle: str, kind: str, terrains: list[str], dt: float = DT) -> None:
         model = zr.zoe_model() if vehicle == "zoe" else load_model(vehicle)
-        opts = None if kind == "kinematic" else zr.dynamics_options(model, kind.removesuffix("-cxx-tol"))
+        if kind == "kinematic":
+            opts = None
+        elif kind == "coulomb":  # not one of the Zoë benchmark's models
+            opts = DynamicsOptions.from_config(model, contact="coulomb", actuator="ideal")
+        else:
+            opts = zr.dynamics_options(model, kind.removesuffix("-cxx-tol"))
         if kind.endswith("-cxx-tol"):
             opts = dataclasses.replace(opts, tolerance=1.0 / (model.total_mass * G))
             kind = kind.removesuffix("-cxx-tol")
         self.runs = []
         for name in terrains:
             terrain = load_wmrde_grid(rough_terrain_path(name))
-            self.runs.append((zr.make_simulator(model, terrain, kind, DT, opts), zr.initial_state(model, terrain)))
+            self.runs.append((zr.make_simulator(model, terrain, kind, dt, opts), zr.initial_state(model, terrain)))
         self.us(1)  # compile or load the engine outside the timing
 
     def us(self, reps: int) -> float:
@@ -89,11 +101,11 @@ class Ours:
 
 
 def measure(rounds: int, reps: int, quiet: bool = False) -> list[dict]:
-    ours = [Ours(v, k, t) for _, _, _, v, k, t in CASES]
+    ours = [Ours(v, k, t, dt) for _, _, _, v, k, t, dt in CASES]
     samples = [{"cxx": [], "ours": []} for _ in CASES]
     for r in range(rounds):
-        for (_, model, mode, _, _, terrains), side, s in zip(CASES, ours, samples, strict=True):
-            s["cxx"].append(cxx_us(model, mode, terrains, reps))
+        for (_, model, mode, _, _, terrains, dt), side, s in zip(CASES, ours, samples, strict=True):
+            s["cxx"].append(cxx_us(model, mode, terrains, reps, dt))
             s["ours"].append(side.us(reps))
         if not quiet:
             print(f"round {r + 1}/{rounds}: " + "; ".join(f"{c[0]}: C++ {s['cxx'][-1]:.1f} / ours {s['ours'][-1]:.1f} "
@@ -109,7 +121,7 @@ def measure(rounds: int, reps: int, quiet: bool = False) -> list[dict]:
 
 def markdown(rows: list[dict], rounds: int, reps: int, elapsed: float, load: tuple[float, float]) -> str:
     info = machine_info()
-    lines = [f"Side by side with the thesis author's C++, {rounds} interleaved rounds, Δt {DT} s "
+    lines = [f"Side by side with the thesis author's C++, {rounds} interleaved rounds, Δt {DT} s unless given "
              f"({elapsed:.0f} s, {info['cpu']}, load {load[0]:.2f} → {load[1]:.2f}, "
              f"commit {info.get('commit', '?')}).", "",
              "| case | C++ µs/step | ours µs/step | ours / C++ speed | range over rounds |",

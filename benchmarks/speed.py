@@ -15,8 +15,8 @@ same runs give the Table 2.7 accuracy check (final pose at Δt = 0.10 vs 0.01 s)
 one-call run and the step loop at Δt = 0.04 s.
 
 Then a profile of one compiled dynamic step (linear contact, Δt = 0.04, a state of a terrain-1 run): small
-``numba.njit`` loops call the kernels' parts directly (forward kinematics, collision, CRBA, RNEA, Cholesky,
-independent rows, the per-step constant Jacobian parts, the whole set-up, one evaluation of the force
+``numba.njit`` loops call the kernels' parts directly (forward kinematics, collision, CRBA, RNEA,
+the rigid rows' null space, the reduced matrices, the whole set-up, one evaluation of the force
 balance with its Jacobian, the whole step), timed with ``time.process_time`` (fastest of several
 repetitions); evaluations per step are counted by re-running the Newton loop of the recorded states in
 Python around the compiled evaluation.
@@ -59,7 +59,7 @@ import wmr_dynamics.compiled.dynamics as D  # noqa: E402
 from wmr_dynamics import spatial  # noqa: E402
 from wmr_dynamics.compiled.collision import wheel_contacts_kernel  # noqa: E402
 from wmr_dynamics.compiled.controllers import controller_rates  # noqa: E402
-from wmr_dynamics.compiled.linalg import cholesky, independent_rows, orthonormal_rows  # noqa: E402
+from wmr_dynamics.compiled.linalg import null_space_rows, orthonormalize_last  # noqa: E402
 from wmr_dynamics.controllers import BodyVelocityController  # noqa: E402
 from wmr_dynamics.dynamics.rigid_body import _crba, _plucker_all, _rnea  # noqa: E402
 from wmr_dynamics.kinematics import forward_kinematics  # noqa: E402
@@ -259,14 +259,6 @@ def _t_crba(reps, md, ws):  # noqa: ANN001, ANN201
 
 
 @_jit
-def _t_cholesky(reps, ws, n):  # noqa: ANN001, ANN201
-    ok = True
-    for _ in range(reps):
-        ok = cholesky(ws.M, n, ws.LM)
-    return ok
-
-
-@_jit
 def _t_rnea(reps, md, ws, qvel):  # noqa: ANN001, ANN201
     for _ in range(reps):
         _rnea(md.parent, md.jtype, md.I_spatial, ws.X, ws.T_world[0, :3, :3], qvel, ws.zeros_n, md.gravity,
@@ -285,31 +277,28 @@ def _t_jacobians(reps, md, ws):  # noqa: ANN001, ANN201
 
 
 @_jit
-def _t_independent(reps, fd, ws, nA, n):  # noqa: ANN001, ANN201
-    k = 0
+def _t_null_space(reps, fd, ws, nA, n):  # noqa: ANN001, ANN201
+    nz = 0
     for _ in range(reps):
-        nbr = orthonormal_rows(ws.A, nA, n, ws.rigid, ws.basis)
-        k = independent_rows(ws.A, nA, n, ws.rigid, fd.qr_tolerance, ws.basis, nbr, ws.resid, ws.norms, ws.keep)
-    return k
+        nb = 0
+        for r in range(nA):
+            if ws.rigid[r]:
+                for j in range(n):
+                    ws.basis[nb, j] = ws.A[r, j]
+                ws.target[nb] = ws.v_target[r]
+                if orthonormalize_last(ws.basis, ws.target, nb, n, fd.qr_tolerance):
+                    nb += 1
+        nz = null_space_rows(ws.basis, nb, n, ws.Nt, ws.qp)
+    return nz
 
 
 @_jit
-def _t_constant_parts(reps, md, fd, ws, dt):  # noqa: ANN001, ANN201
-    n = md.parent.shape[0] + 5
-    nw = md.wheel_frame.shape[0]
-    nc = fd.A_joint.shape[0]
-    for _ in range(reps):
-        D._constant_jacobian_parts(md, fd, ws, ws.counts[D.C_INDEP], ws.counts[D.C_INPUTS], n, nw, nc, dt)
-    return ws.dq[0, 0]
-
-
-@_jit
-def _t_projected(reps, md, fd, ws):  # noqa: ANN001, ANN201
+def _t_reduced(reps, md, fd, ws, qvel, dt):  # noqa: ANN001, ANN201
     n = md.parent.shape[0] + 5
     nA = 3 * md.wheel_frame.shape[0] + md.actuated_frames.shape[0] + fd.A_joint.shape[0]
     for _ in range(reps):
-        D._projected(ws, ws.counts[D.C_INDEP], ws.counts[D.C_INPUTS], n, nA)
-    return ws.PG0[0, 0]
+        D._reduced(md, ws, ws.counts[D.C_INPUTS], n, nA, qvel, dt)
+    return ws.G[0, 0]
 
 
 @_jit
@@ -448,13 +437,11 @@ def profile_step(terrain_id: int = 1, dt: float = PROFILE_DT, kind: str = "linea
     t("collision", _t_collision, md, td, fd, ws)
     t("plucker", _t_plucker, ws)
     t("crba", _t_crba, md, ws)
-    t("cholesky", _t_cholesky, ws, n)
     t("rnea", _t_rnea, md, ws, qvel)
     t("jacobians", _t_jacobians, md, ws)
-    t("independent", _t_independent, fd, ws, nA, n)
+    t("null_space", _t_null_space, fd, ws, nA, n)
     D._setup(md, td, fd, ws, q, qvel, u, dt)
-    t("constant_parts", _t_constant_parts, md, fd, ws, dt)
-    t("projected", _t_projected, md, fd, ws)
+    t("reduced", _t_reduced, md, fd, ws, qvel, dt)
     t("setup", _t_setup, md, td, fd, ws, q, qvel, u, dt)
     D._setup(md, td, fd, ws, q, qvel, u, dt)
     x = ws.x.copy()
@@ -464,18 +451,17 @@ def profile_step(terrain_id: int = 1, dt: float = PROFILE_DT, kind: str = "linea
     t("step", _t_step, md, td, fd, ws, q, qvel, u, integral, dt, qn, qvn)
     us["step_run"] = _time_us(_t_step_run, md, td, fd, ws, Q, QV, U, integral, dt, qn, qvn, target_s=0.05,
                               repeats=max(3, repeats // 2)) / Q.shape[0]
-    ws_run = D.dynamics_workspace(md, fd)  # the run's states in order: how often the rows are selected afresh
+    ws_run = D.dynamics_workspace(md, fd)  # the run's states in order
     evals, iters = count_evaluations(cd, md, td, fd, ws_run, Q, QV, U, integral, dt)
-    selections = float(ws_run.counts[D.C_SELECTIONS]) / max(Q.shape[0], 1)
     evals_state, iters_state = count_evaluations(cd, md, td, fd, ws, Q[state:state + 1], QV[state:state + 1],
                                                  U[state:state + 1], integral, dt)
     return {"us": us, "run_us": run_us, "evals_per_step": float(evals.mean()) if evals.size else float("nan"),
             "iters_per_step": float(iters.mean()) if iters.size else float("nan"),
             "evals_state": float(evals_state[0]) if evals_state.size else float("nan"),
-            "selections_per_step": selections,
             "iters_state": float(iters_state[0]) if iters_state.size else float("nan"),
             "recorded_iters": float(res.iterations[:-1].mean()), "nw": nw, "n": n, "nA": nA,
-            "ni": int(ws.counts[D.C_INDEP]), "nx": int(ws.counts[D.C_INPUTS]), "terrain": terrain_id, "state": state,
+            "nb": int(ws.counts[D.C_RIGID_BASIS]), "nx": int(ws.counts[D.C_INPUTS]), "terrain": terrain_id,
+            "state": state,
             "t_state": float(res.t[state]), "kind": kind, "dt": dt, "steps": res.steps}
 
 
@@ -587,15 +573,12 @@ PROFILE_ROWS = (  # key, label, calls per step (None: from the data), C++ µs (p
     ("collision", "collision: contact search of the 4 wheels", 1, "collision"),
     ("plucker", "Plücker transforms", 1, None),
     ("crba", "CRBA (M, Alg. 3)", 1, "crba"),
-    ("cholesky", "Cholesky of M", 1, None),
     ("rnea", "RNEA (bias c, Alg. 4)", 1, "rnea"),
     ("jacobians", "wheel Jacobians (Alg. 2), 4 wheels", 1, "jacobians"),
-    ("independent", "independent rows (Gram–Schmidt with pivoting, eqs. 2.66–2.68; calls: fraction of the run's "
-     "steps that select afresh)", "selections", None),
-    ("constant_parts", "per-step constant Jacobian parts (∂λ/∂x, ∂q̇'/∂x, ∂v_c/∂x)", 1, None),
-    ("projected", "projected matrices (P Aᵀ, P A_Iᵀ, P A_Iᵀ ∂λ/∂x)", 1, None),
-    ("setup_rest", "rest of the set-up (A, M⁻¹A_Iᵀ, C and its Cholesky, warm start)", 1, None),
-    ("setup", "**whole set-up** (`_setup`; at the state, the selection reused)", 1, None),
+    ("null_space", "rigid rows' basis B and its null space N (Gram–Schmidt)", 1, None),
+    ("reduced", "reduced matrices (G = N M Nᵀ/Δt, e0, A Nᵀ)", 1, None),
+    ("setup_rest", "rest of the set-up (A, q̇'_p, warm start)", 1, None),
+    ("setup", "**whole set-up** (`_setup`)", 1, None),
     ("evaluate", "one force-balance evaluation e(x) with ∂f_model/∂x (contact model included)", "evals", None),
     ("newton", "**Newton loop** (`_newton`, from the warm start)", 1, None),
     ("newton_rest", "– of which besides the evaluations (∂e/∂x once per Newton step, JᵀJ, its Cholesky, line "
@@ -604,18 +587,16 @@ PROFILE_ROWS = (  # key, label, calls per step (None: from the data), C++ µs (p
     ("step_run", "whole `force_balance_step`, mean over the run's states", 1, None),
     ("run", "one step of `Simulator.run` (rollout: FK, controller, step, recording)", 1, None),
 )
-SETUP_PARTS = ("collision", "plucker", "crba", "cholesky", "rnea", "jacobians", "independent", "constant_parts",
-               "projected")
+SETUP_PARTS = ("collision", "plucker", "crba", "rnea", "jacobians", "null_space", "reduced")
 
 
 def _profile_values(p: dict) -> dict[str, tuple[float, float]]:
     """key -> (µs per call, calls per step)."""
     us = dict(p["us"])
     us["run"] = p["run_us"]
-    # the set-up timed over and over at one state reuses its independent-row selection
-    us["setup_rest"] = us["setup"] - us["fk"] - sum(us[k] for k in SETUP_PARTS if k != "independent")
+    us["setup_rest"] = us["setup"] - us["fk"] - sum(us[k] for k in SETUP_PARTS)
     us["newton_rest"] = us["newton"] - p["evals_state"] * us["evaluate"]
-    calls = {"evals": p["evals_state"], "selections": p.get("selections_per_step", 1.0)}
+    calls = {"evals": p["evals_state"]}
     return {k: (us[k], float(calls[c]) if isinstance(c, str) else float(c)) for k, _, c, _ in PROFILE_ROWS}
 
 
@@ -646,7 +627,7 @@ def gap_figures(p: dict, cells: dict) -> list[tuple[str, str]]:
     budget = 1e6 * 0.04 / TARGET_RTF[("linear", 0.04)]
     setup_other = v["setup"] - v["collision"]
     newton = v["newton"]
-    rigid = v["crba"] + v["rnea"] + v["plucker"] + v["cholesky"] + v["jacobians"]
+    rigid = v["crba"] + v["rnea"] + v["plucker"] + v["jacobians"]
     return [
         ("budget per step at the target (µs); a step of the benchmark (µs, × the budget)",
          f"{budget:.1f}; {run_us:.1f} ({run_us / budget:.1f}×)"),
@@ -660,8 +641,8 @@ def gap_figures(p: dict, cells: dict) -> list[tuple[str, str]]:
          f"{v['collision'] / p['nw']:.2f}; {0.35 * p['nw']:.1f} ({p['nw']} wheels)"),
         ("rigid-body terms together (µs, % of the step); CRBA + RNEA beyond the C++'s (µs)",
          f"{rigid:.1f} ({100 * rigid / v['step']:.0f}%); ≈ {max(v['crba'] + v['rnea'] - 0.5, 0.0):.1f}"),
-        ("matrix sizes: DOF n, constraint rows, independent rows, unknowns",
-         f"{p['n']}, {p['nA']}, {p['ni']}, {p['nx']}"),
+        ("matrix sizes: DOF n, constraint rows, rigid-row rank, unknowns (null-space coordinates)",
+         f"{p['n']}, {p['nA']}, {p['nb']}, {p['nx']}"),
     ]
 
 

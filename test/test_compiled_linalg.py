@@ -21,12 +21,6 @@ def test_cholesky_and_solves_match_numpy(n):
     x = np.r_[b, np.zeros(3)]
     L.cho_solve(Lf, n, x)
     np.testing.assert_allclose(x[:n], np.linalg.solve(A, b), rtol=1e-10)
-    Bm = np.zeros((20, 5))
-    Bm[:n, :4] = rng.normal(size=(n, 4))
-    ref = np.linalg.solve(A, Bm[:n, :4])
-    L.cho_solve_columns(Lf, n, Bm, 4)
-    np.testing.assert_allclose(Bm[:n, :4], ref, rtol=1e-10)
-    assert np.all(Bm[:, 4] == 0.0)  # columns beyond ncols untouched
 
 
 def test_cholesky_rejects_indefinite():
@@ -34,53 +28,58 @@ def test_cholesky_rejects_indefinite():
     assert not L.cholesky(A, 2, np.zeros((2, 2)))
 
 
-def _python_selection(A, rigid, tol):
-    """Eqs. 2.66–2.68 with SciPy (an independent oracle): null space of the rigid rows, then pivoted QR."""
-    rows = np.flatnonzero(~rigid)
-    if rigid.any():
-        Ared = A[rows] @ sla.null_space(A[rigid])
-    else:
-        Ared = A[rows]
-    _, R, piv = sla.qr(Ared.T, mode="economic", pivoting=True)
-    d = np.abs(np.diag(R))
-    keep = d > tol * d.max()
-    return np.sort(np.r_[np.flatnonzero(rigid), rows[piv[: len(d)][keep]]])
+def _rigid_basis(A, targets, rel_tol=1e-9):
+    """Rows of A appended one by one with orthonormalize_last; returns (basis, targets, count)."""
+    n = A.shape[1]
+    basis, t = np.zeros((n, n)), np.zeros(n)
+    nb = 0
+    for r in range(A.shape[0]):
+        basis[nb] = A[r]
+        t[nb] = targets[r]
+        if L.orthonormalize_last(basis, t, nb, n, rel_tol):
+            nb += 1
+    return basis, t, nb
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_independent_rows_match_pivoted_qr(seed):
+def test_rigid_basis_keeps_targets_and_drops_dependent_rows(seed):
+    # 5 rows of rank 4 (the last a combination of two others, with a consistent target): the basis spans them,
+    # is orthonormal, and v = Σ t_k b_k meets every row's target (oracle: numpy's rank and products)
     rng = np.random.default_rng(seed)
     n = 13
-    base = rng.normal(size=(9, n))
-    # 12 candidate rows of rank 9 (three are combinations of others), plus 3 rigid unit rows
-    mix = rng.normal(size=(3, 9))
-    A = np.vstack([base, mix @ base, np.eye(n)[[6, 8, 11]]])
-    rigid = np.zeros(len(A), dtype=bool)
-    rigid[-3:] = seed % 2 == 0
-    nA = len(A)
-    basis, resid, norms = np.zeros((n, n)), np.zeros((nA, n)), np.zeros(nA)
-    keep = np.zeros(nA, dtype=np.bool_)
-    nb = L.orthonormal_rows(A, nA, n, rigid, basis)
-    assert nb == rigid.sum()
-    count = L.independent_rows(A, nA, n, rigid, 1e-9, basis, nb, resid, norms, keep)
-    ours = np.flatnonzero(keep)
-    assert count == len(ours) == np.linalg.matrix_rank(A)
-    assert np.all(keep[rigid])
-    # the same rank and row space as the Python rule (row choice among equals may differ by rounding)
-    ref = _python_selection(A, rigid, 1e-9)
-    assert len(ref) == len(ours)
-    assert np.linalg.matrix_rank(np.vstack([A[ours], A[ref]])) == len(ours)
-    # the basis is orthonormal and spans the kept rows
-    Bk = basis[:count]
-    np.testing.assert_allclose(Bk @ Bk.T, np.eye(count), atol=1e-10)
-    np.testing.assert_allclose(A[ours] @ Bk.T @ Bk, A[ours], atol=1e-9)
+    R = rng.normal(size=(4, n))
+    if seed % 2:
+        R[:2] = np.eye(n)[[6, 9]]  # unit rows (ideal actuators)
+    R = np.vstack([R, 0.3 * R[0] - 2.0 * R[2]])
+    v_true = rng.normal(size=n)
+    targets = R @ v_true
+    basis, t, nb = _rigid_basis(R, targets)
+    assert nb == np.linalg.matrix_rank(R) == 4
+    B = basis[:nb]
+    np.testing.assert_allclose(B @ B.T, np.eye(nb), atol=1e-12)
+    np.testing.assert_allclose(R @ B.T @ B, R, atol=1e-10)  # spans the rows
+    np.testing.assert_allclose(R @ (B.T @ t[:nb]), targets, atol=1e-10)
 
 
-def test_projector_from_rigid_basis_equals_python_projector():
-    rng = np.random.default_rng(3)
-    A_R = rng.normal(size=(4, 13))
-    basis = np.zeros((13, 13))
-    nb = L.orthonormal_rows(A_R, 4, 13, np.ones(4, dtype=np.bool_), basis)
-    P_ours = np.eye(13) - basis[:nb].T @ basis[:nb]
-    P_ref = np.eye(13) - A_R.T @ np.linalg.solve(A_R @ A_R.T, A_R)  # P = I − A_Rᵀ(A_R A_Rᵀ)⁻¹A_R
-    np.testing.assert_allclose(P_ours, P_ref, atol=1e-12)
+@pytest.mark.parametrize("unit", [True, False])
+def test_null_space_rows_complement_the_basis(unit):
+    rng = np.random.default_rng(4)
+    n = 13
+    R = np.eye(n)[[6, 7, 8, 9]] if unit else rng.normal(size=(4, n))
+    basis, _, nb = _rigid_basis(R, np.zeros(4))
+    N = np.zeros((n, n))
+    nz = L.null_space_rows(basis, nb, n, N, np.zeros(n))
+    assert nz == n - nb
+    Nz = N[:nz]
+    np.testing.assert_allclose(Nz @ Nz.T, np.eye(nz), atol=1e-12)
+    np.testing.assert_allclose(R @ Nz.T, 0.0, atol=1e-12)
+    ref = sla.null_space(R)  # the same subspace as SciPy's (SVD) null space
+    np.testing.assert_allclose(Nz.T @ Nz, ref @ ref.T, atol=1e-10)
+    if unit:  # unit rigid rows: the complement is the other unit rows, exactly
+        np.testing.assert_array_equal(Nz, np.eye(n)[[i for i in range(n) if i not in (6, 7, 8, 9)]])
+
+
+def test_null_space_of_no_rigid_rows_is_everything():
+    N = np.zeros((5, 5))
+    assert L.null_space_rows(np.zeros((5, 5)), 0, 5, N, np.zeros(5)) == 5
+    np.testing.assert_array_equal(N, np.eye(5))

@@ -117,7 +117,7 @@ class IdealActuator(ActuatorModel):
         return "IdealActuator()"
 
 
-@njit
+@njit(_nrt=False)
 def _pi_kernel(theta_dot: NDArray, u: NDArray, dt: float, integral: NDArray, kp: NDArray, ki: NDArray,
                limit: NDArray, smooth: bool, f: NDArray, df: NDArray, trial: NDArray) -> None:
     """PI law with the integral advanced by this step; ``f``, the diagonal of ``df`` (na, na) (the rest is left
@@ -143,7 +143,7 @@ def _pi_kernel(theta_dot: NDArray, u: NDArray, dt: float, integral: NDArray, kp:
             df[i, i] = dfu
 
 
-@njit
+@njit(_nrt=False)
 def pi_actuator_kernel(theta_dot: NDArray, u: NDArray, dt: float, integral: NDArray, P: NDArray, f: NDArray,
                        df: NDArray, state: NDArray) -> None:
     """The registered PI kernel; P rows (kp, ki, torque limit (0 = none), tanh flag) per joint.  ``state``:
@@ -238,7 +238,7 @@ class PIActuator(ActuatorModel):
                 f"saturation={self.saturation!r})")
 
 
-@njit
+@njit(_nrt=False)
 def _torque_speed_kernel(theta_dot: NDArray, u: NDArray, stall: NDArray, w0: NDArray, gain: NDArray,
                          limit: NDArray, f: NDArray, df: NDArray) -> None:
     for i in range(theta_dot.shape[0]):
@@ -262,7 +262,7 @@ def _torque_speed_kernel(theta_dot: NDArray, u: NDArray, stall: NDArray, w0: NDA
         df[i, i] = dfi
 
 
-@njit
+@njit(_nrt=False)
 def torque_speed_actuator_kernel(theta_dot: NDArray, u: NDArray, dt: float, integral: NDArray, P: NDArray,
                                  f: NDArray, df: NDArray, state: NDArray) -> None:
     """The registered torque–speed kernel; P rows (stall torque, no-load speed, gain, torque limit); stateless

@@ -93,7 +93,7 @@ class _CompiledJointModel(JointModel):
         return f"{type(self).__name__}({shown})"
 
 
-@njit
+@njit(_nrt=False)
 def spring_damper_kernel(c: float, c_dot: float, P: NDArray) -> tuple[float, float, float]:
     """Eq. 2.74: ``f = −k (c − rest) − d ċ``; P = (k, d, rest)."""
     k, d = P[0], P[1]
@@ -133,7 +133,7 @@ class SpringDamper(_CompiledJointModel):
         return cls(np.array(k, dtype=float), np.array(d, dtype=float))
 
 
-@njit
+@njit(_nrt=False)
 def bump_stop_kernel(c: float, c_dot: float, P: NDArray) -> tuple[float, float, float]:
     """Spring–damper with end stops; P = (k, d, lower, upper, k_stop, d_stop) (see :class:`BumpStop`)."""
     k, d, lo, hi, ks, ds = P[0], P[1], P[2], P[3], P[4], P[5]

@@ -182,8 +182,8 @@ class Stepper:
 
     def reset(self, data: SimData, q: ArrayLike | None = None, qvel: ArrayLike | None = None) -> SimData:
         """Back to time 0 at state ``q`` (default :meth:`initial_state`) with velocity ``qvel`` (default 0):
-        integrals zeroed, contact set, contact angles (the collision search's warm start), cached mass matrix
-        and independent-row selection dropped."""
+        integrals zeroed, contact set, contact angles (the collision search's warm start) and cached mass matrix
+        dropped, every wheel sticking (coulomb contact)."""
         m = self.model
         q = self.initial_state() if q is None else checks.state("q", q, m.num_states)
         data.q[:] = q
@@ -195,10 +195,9 @@ class Stepper:
         ws = data.workspace
         ws.angle[:] = np.nan  # no previous contact angle: the first step's collision search is the full one
         if self.mode == "dynamic":
-            from wmr_dynamics.compiled.dynamics import C_MASS_READY, C_SELECTION, C_SLIDING
+            from wmr_dynamics.compiled.dynamics import C_MASS_READY, C_SLIDING
 
             ws.counts[C_MASS_READY] = 0
-            ws.counts[C_SELECTION] = 0  # the independent rows are selected afresh at the first step
             ws.counts[C_SLIDING] = 0  # coulomb contact: every wheel starts sticking
         else:
             ws.row_weight[:] = 1.0

@@ -2,12 +2,19 @@
 implementation of the dynamic model (the steps and equations: :mod:`wmr_dynamics.dynamics.force_balance`).
 
 - every quantity lives in a preallocated :class:`DynamicsWorkspace`; nothing is allocated per step;
-- the independent rows (eqs. 2.66–2.68) come from Gram–Schmidt with pivoting
-  (:func:`~wmr_dynamics.compiled.linalg.independent_rows`), the rigid-row projector P from an orthonormal
-  basis of the rigid rows (P = I − BᵀB);
-- the parts of ∂e/∂x that do not depend on x (∂λ/∂x, ∂q̇'/∂x, ∂v_c/∂x, A_Iᵀ ∂λ/∂x) are computed once per
-  step, so an evaluation of (e, ∂e/∂x) inside the Newton iteration costs the contact model plus a few
-  small matrix–vector products;
+- the unknowns are the null-space coordinates z of the rigid rows (ideal actuators, rigid joint constraints,
+  and in the ``coulomb`` mode the sticking wheels' tangential rows): q̇'[i+1] = q̇'_p + Nᵀz meets every rigid
+  row's target for any z, and the error is the force balance of eq. 2.82 along N,
+  e(z) = N (M q̈' + c − Aᵀ f_model), a square system (the rigid rows' forces lie in the span N removes).  This
+  is the thesis's force balance (eqs. 2.76–2.84) with the velocities of eq. 2.82 as unknowns instead of the
+  input rows' (eq. 2.75): with A_I of full row rank the two are a linear change of variables, so Newton's
+  iterates from the same point are the same (the warm start differs: see ``_setup``); it needs no
+  independent-row selection (eqs. 2.66–2.68), no C = A_I M⁻¹A_Iᵀ and no factor of M, and where A_I is rank
+  deficient the free directions follow M q̈' = −c as before;
+- N comes from a pivoted Gram–Schmidt of the unit vectors against the rigid rows' orthonormal basis B
+  (:func:`~wmr_dynamics.compiled.linalg.null_space_rows`): for unit rigid rows it is the other unit rows;
+- the parts of e and ∂e/∂x that do not depend on z (G = N M Nᵀ/Δt, e0, A Nᵀ) are computed once per step, so
+  an evaluation costs the contact model plus a few small matrix–vector products;
 - the line search keeps its last evaluation: when the Newton loop accepts that point it is not evaluated
   again.
 
@@ -37,8 +44,8 @@ from wmr_dynamics.compiled import callbacks as _cb
 from wmr_dynamics.compiled.collision import wheel_contacts_kernel
 from wmr_dynamics.compiled.data import ModelData, TerrainData
 from wmr_dynamics.compiled.kinematics import _belt_column, _forward_kinematics, _wheel_jacobian  # Alg. 1, 2 inlined
-from wmr_dynamics.compiled.linalg import cho_solve, cho_solve_columns, cholesky, independent_rows, orthonormal_rows
-from wmr_dynamics.contact_models._base import MOMENT_COLUMNS
+from wmr_dynamics.compiled.linalg import cho_solve, cholesky, null_space_rows, orthonormalize_last
+from wmr_dynamics.contact_models._base import MOMENT_COLUMNS, WORK_ROWS
 from wmr_dynamics.contact_models.coulomb import _coulomb_kernel
 from wmr_dynamics.contact_models.registry import CONTACT_MODELS
 from wmr_dynamics.dynamics.rigid_body import _crba, _plucker_all, _rnea
@@ -110,29 +117,23 @@ class DynamicsData(NamedTuple):
 
 # DynamicsWorkspace.counts entries.  (One small array, not five (1,)-array fields: every non-inlined kernel
 # call passes the workspace by value: four more array structs in it made a dynamic step 9–17 % slower.)
-C_INDEP = 0  # independent rows chosen (eq. 2.57 by QR)
-C_INPUTS = 1  # of those, the input rows (the force balance's unknowns x)
-C_RIGID_BASIS = 2  # orthonormal basis vectors of the rigid rows (projection P)
-C_MASS_READY = 3  # 1: ws.M / ws.LM hold M and its factor (constant_mass: reuse them)
-C_MODEL_ROWS = 4  # model-force rows (every non-rigid row, ws.mrows)
-C_SELECTION = 5  # 1: ws.keep holds the last step's independent rows, reusable (full row rank; see _select_rows)
-C_SELECTION_CONTACTS = 6  # bit w set: wheel w was in contact (Δz ≤ 0) when that selection was made
-C_SELECTIONS = 7  # selections computed by the pivoted Gram–Schmidt since the workspace was made (diagnostics)
-C_SLIDING = 8  # coulomb mode: bit w set: wheel w slides (clear: it sticks when in contact) — the active set
-C_SELECTION_RIGID = 9  # coulomb mode: the held tangential rows (bit 2w: x, 2w+1: y) of the kept selection
-N_COUNTS = 10
+C_INPUTS = 0  # the force balance's unknowns x: null-space coordinates z of the rigid rows (n − rank of B)
+C_RIGID_BASIS = 1  # orthonormal basis vectors B of the rigid rows
+C_MASS_READY = 2  # 1: ws.M holds M (constant_mass: reuse it)
+C_MODEL_ROWS = 3  # model-force rows (every non-rigid row, ws.mrows)
+C_SLIDING = 4  # coulomb mode: bit w set: wheel w slides (clear: it sticks when in contact) — the active set
+N_COUNTS = 5
 
 
 class DynamicsWorkspace(NamedTuple):
     """Preallocated arrays of one dynamic step (sizes: nf frames, n dof, nw wheels, na actuators, nc joint
-    rows, nA = 3 nw + na + nc constraint rows)."""
+    rows, nA = 3 nw + na + nc constraint rows; nz ≤ n unknowns)."""
 
     T_parent: NDArray
     T_world: NDArray
     X: NDArray
     Ic: NDArray
     M: NDArray
-    LM: NDArray
     bias: NDArray
     rnea_f: NDArray
     rnea_v: NDArray
@@ -150,24 +151,15 @@ class DynamicsWorkspace(NamedTuple):
     v_target: NDArray
     c_joint: NDArray
     joint_g: NDArray  # (nc,) d f_joint / d ċ of each row's model through c + ċ dt (eq. 2.83)
-    basis: NDArray
-    resid: NDArray
-    norms: NDArray
-    keep: NDArray
-    indep: NDArray
-    inputs: NDArray  # positions (inside indep) of the input rows
-    AI: NDArray
-    MinvAT: NDArray
-    C: NDArray
-    LC: NDArray
-    Minv_f: NDArray
-    d_const: NDArray
-    dlam: NDArray
-    dq: NDArray
-    dvc: NDArray
-    AJdq: NDArray
-    v_I: NDArray
-    lam: NDArray
+    basis: NDArray  # (n, n): rows 0..nb−1 the rigid rows' orthonormal basis B
+    target: NDArray  # (n,): B q̇'[i+1] must equal these (the rigid rows' targets, carried through Gram–Schmidt)
+    Nt: NDArray  # (n, n): rows 0..nz−1 an orthonormal basis N of B's null space
+    qp: NDArray  # (n,): q̇'_p = Bᵀ target, the part of q̇'[i+1] the rigid rows fix
+    MNt: NDArray  # (n, n): rows of N M
+    G: NDArray  # (n, n): N M Nᵀ / Δt
+    e0: NDArray  # (n,): N (M (q̇'_p − q̇')/Δt + c)
+    AN: NDArray  # (nA, n): A Nᵀ, each row's velocity per unit z
+    resid: NDArray  # (nA, n): scratch (coulomb mode)
     qn: NDArray
     vc: NDArray
     Rw: NDArray
@@ -192,20 +184,18 @@ class DynamicsWorkspace(NamedTuple):
     x_t: NDArray
     e_t: NDArray
     dir_work: NDArray  # (2, max(n, nA)): the line search's ∂e/∂x p (row 0) and ∂f_model/∂x p (row 1)
-    counts: NDArray  # (N_COUNTS,) int64: this step's counts and the cached-selection and mass-matrix flags (C_*)
+    counts: NDArray  # (N_COUNTS,) int64: this step's counts and flags (C_*)
     mrows: NDArray  # (nA,) int64: the model-force rows (every non-rigid row)
-    PA: NDArray  # (nA, n): row m is P A[mrows[m]] (the rows of P A[mrows]ᵀ, so products run along rows)
-    PAI: NDArray  # (n, n): row a is P A_I[a] (input rows only)
-    PG0: NDArray  # (n, n): P A_Iᵀ ∂λ/∂x
     # adaptive sub-stepping
     q_cur: NDArray
     qvel_cur: NDArray
     q_try: NDArray
     qvel_try: NDArray
     integral_try: NDArray
-    # axle moments (contact_moment): row w = [moment, its partials (v_x, v_y, v_z, Rω, Δz), P j_w (n),
-    # ∂moment/∂x (n)], j_w the generalized direction of a moment about wheel w's axis
+    # axle moments (contact_moment): row w = [moment, its partials (v_x, v_y, v_z, Rω, Δz), N j_w (nz of n),
+    # ∂moment/∂x (nz of n)], j_w the generalized direction of a moment about wheel w's axis
     mw: NDArray
+    cwork: NDArray  # the contact kernel's scratch (contact_models._base.WORK_ROWS, ≥ max(5, nw))
 
 
 @njit
@@ -225,34 +215,33 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
     z = np.zeros
     b = np.bool_
     return DynamicsWorkspace(
-        z((nf, 4, 4)), z((nf, 4, 4)), z((nf, 6, 6)), z((nf, 6, 6)), z((n, n)), z((n, n)), z(n),  # T..bias
+        z((nf, 4, 4)), z((nf, 4, 4)), z((nf, 6, 6)), z((nf, 6, 6)), z((n, n)), z(n),  # T..bias
         z((nf, 6)), z((nf, 6)), z((nf, 6)), z((nf, 6)), z(n),  # rnea work, zeros_n
         z((nw, 3)), z((nw, 3, 3)), z(nw), np.full(nw, np.nan), z(nw),  # points, frames, dz0, angle (NaN: no
         # previous contact angle, the collision search's warm start off), lateral
         z((3, n)), z((nA, n)), np.zeros(nA, dtype=b), z(nA), z(nc1), z(nc1),  # jtmp, A, rigid, v_target,
         # c_joint, joint_g
-        z((n, n)), z((nA, n)), z(nA), np.zeros(nA, dtype=b),  # basis, resid, norms, keep
-        np.zeros(nA, dtype=np.int64), np.zeros(nA, dtype=np.int64),  # indep, inputs
-        z((n, n)), z((n, n)), z((n, n)), z((n, n)), z(n), z(n),  # AI, MinvAT, C, LC, Minv_f, d_const
-        z((n, n)), z((n, n)), z((3 * nw, n)), z((nc1, n)),  # dlam, dq, dvc, AJdq
-        z(n), z(n), z(n), z((nw, 3)), z(nw), z(nw),  # v_I, lam, qn, vc, Rw, dzn
+        z((n, n)), z(n), z((n, n)), z(n), z((n, n)), z((n, n)), z(n), z((nA, n)), z((nA, n)),  # basis, target,
+        # Nt, qp, MNt, G, e0, AN, resid
+        z(n), z((nw, 3)), z(nw), z(nw),  # qn, vc, Rw, dzn
         z((nw, 3)), z((nw, 3, 3)), z((nw, 3)), z((nw, 3)),  # fc, df_dv, df_dRw, df_ddz
         z(nA), z((nA, n)),  # f_model, df
         z(na1), z(na1), z(na1), z((na1, na1)), z(na1),  # actuator work
         z(n), z(n), z(n), z((n, n)), z(n), z((n, n)), z(n), z(n), z((2, max(n, nA))),  # x, p, grad, H, e, J, x_t,
         # e_t, dir_work
         np.zeros(N_COUNTS, dtype=np.int64),  # counts
-        np.zeros(nA, dtype=np.int64), z((nA, n)), z((n, n)), z((n, n)),  # mrows, PA, PAI, PG0
+        np.zeros(nA, dtype=np.int64),  # mrows
         z(nq), z(n), z(nq), z(n), z(na1),  # sub-stepping
-        z((n_moment, MOMENT_COLUMNS + 2 * n)))  # mw
+        z((n_moment, MOMENT_COLUMNS + 2 * n)),  # mw
+        z((WORK_ROWS, max(5, nw))))  # cwork
 
 
 # ---- per-step set-up (steps 1–2 of the force_balance module docstring) -----------------------------------
 @njit(_nrt=False)
 def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray, qvel: NDArray,
            u: NDArray, dt: float) -> int:
-    """FK, collision, M and c, A (eq. 2.55), independent rows (2.66–2.68), C (2.80) and the constant parts of
-    the force-balance Jacobian.  Returns a status code."""
+    """FK, collision, M and c, A (eq. 2.55), the rigid rows' null space and the reduced force balance (the
+    force_balance module docstring, step 2).  Returns a status code."""
     nf = md.parent.shape[0]
     n = nf + 5
     nw = md.wheel_frame.shape[0]
@@ -267,8 +256,6 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
     _plucker_all(ws.T_parent, ws.X)
     if not (fd.constant_mass and ws.counts[C_MASS_READY] == 1):
         _crba(md.parent, md.jtype, md.I_spatial, ws.X, ws.Ic, ws.M)  # Alg. 3
-        if not cholesky(ws.M, n, ws.LM):
-            return STATUS_MASS_MATRIX
         ws.counts[C_MASS_READY] = 1
     if fd.approximate_bias:
         _fused_body_bias(md, ws, qvel)  # eq. 2.89
@@ -305,134 +292,120 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
         ws.v_target[r] = -s / dt
     for r in range(3 * nw):
         ws.rigid[r] = False
-    # independent rows (eqs. 2.66–2.68): rigid rows first, their span is also the projector's
-    nbr = orthonormal_rows(ws.A, nA, n, ws.rigid, ws.basis)
+    # the rigid rows' orthonormal basis B with their velocity targets, then the null space N of B (rows of Nt)
+    nb = 0
+    for r in range(nA):
+        if ws.rigid[r]:
+            for j in range(n):
+                ws.basis[nb, j] = ws.A[r, j]
+            ws.target[nb] = ws.v_target[r]
+            if orthonormalize_last(ws.basis, ws.target, nb, n, fd.qr_tolerance):
+                nb += 1
     if fd.contact_kind == CONTACT_COULOMB:
-        nbr = _coulomb_hold_rows(ws, nw, n, nbr)
-    ws.counts[C_RIGID_BASIS] = nbr
-    contacts = 0
-    for w in range(nw):
-        if ws.dz0[w] <= 0.0:
-            contacts |= 1 << w
-    reuse = ws.counts[C_SELECTION] == 1 and ws.counts[C_SELECTION_CONTACTS] == contacts
-    if fd.contact_kind == CONTACT_COULOMB:  # the kept selection holds the same tangential rows rigid
-        key = _coulomb_rigid_key(ws, nw)
-        reuse = reuse and key >= 0 and ws.counts[C_SELECTION_RIGID] == key
-        ws.counts[C_SELECTION_RIGID] = key
-    ni = _select_rows(fd, ws, nA, n, nbr, reuse)
-    if reuse and ni < 0:  # the kept rows have become nearly dependent: select afresh
-        reuse = False
-        ni = _select_rows(fd, ws, nA, n, nbr, reuse)
-    if ni < 0:
-        return STATUS_NONFINITE
-    # the selection is reused by the next step if it has full row rank (then every dropped row lies in the span
-    # of the kept ones, however A moves) and the wheels in contact stay the same
-    ws.counts[C_SELECTION] = 1 if ni == n else 0
-    ws.counts[C_SELECTION_CONTACTS] = contacts
-    nx = ws.counts[C_INPUTS]
-    _constant_jacobian_parts(md, fd, ws, ni, nx, n, nw, nc, dt)
-    _projected(ws, ni, nx, n, nA)
+        nb = _coulomb_hold_rows(ws, nw, n, nb)
+    ws.counts[C_RIGID_BASIS] = nb
+    nz = null_space_rows(ws.basis, nb, n, ws.Nt, ws.qp)
+    ws.counts[C_INPUTS] = nz
+    for i in range(n):  # q̇'_p = Bᵀ t: the velocity in the rigid rows' span that meets their targets
+        ws.qp[i] = 0.0
+    for b in range(nb):
+        t = ws.target[b]
+        for i in range(n):
+            ws.qp[i] += t * ws.basis[b, i]
+    _reduced(md, ws, nz, n, nA, qvel, dt)
     if fd.contact_moment:
-        _moment_directions(md, ws, n)
-    for k in range(ni):
-        ws.v_I[k] = ws.v_target[ws.indep[k]]
-    for k in range(nx):  # warm start: the input rows' velocities stay as they are (§2.4.4)
-        r = ws.indep[ws.inputs[k]]
+        _moment_directions(md, ws, n, nz)
+    for k in range(nz):  # warm start: the current velocity's free components (§2.4.4; the C++'s q̈' = 0)
         s = 0.0
         for j in range(n):
-            s += ws.A[r, j] * qvel[j]
+            t = ws.Nt[k, j]
+            if t != 0.0:
+                s += t * qvel[j]
         ws.x[k] = s
     return 0
 
 
 @njit(inline="always")  # passes the workspace: inlined, not copied per call
-def _moment_directions(md: ModelData, ws: DynamicsWorkspace, n: int) -> None:
-    """P j_w for each wheel: j_w = ∂(ω_w · ŷ_w)/∂q̇', the generalized direction of a moment about wheel w's axis
+def _reduced(md: ModelData, ws: DynamicsWorkspace, nz: int, n: int, nA: int, qvel: NDArray, dt: float) -> None:
+    """The force balance in the null-space coordinates z (q̇'[i+1] = q̇'_p + Nᵀz, so every rigid row holds):
+    G = N M Nᵀ/Δt, e0 = N (M (q̇'_p − q̇')/Δt + c) — so that N (M q̈' + c) = e0 + G z (eq. 2.82) — and AN = A Nᵀ,
+    each row's velocity per unit z (∂v/∂z); the model rows' list ``mrows``.  Each product skips the zero entries
+    of N and A (N: mostly unit rows; A: a wheel's row touches only the body and its own chain)."""
+    for k in range(nz):  # MNt = N M (rows), with M symmetric
+        for i in range(n):
+            ws.MNt[k, i] = 0.0
+        for j in range(n):
+            t = ws.Nt[k, j]
+            if t != 0.0:
+                for i in range(n):
+                    ws.MNt[k, i] += t * ws.M[j, i]
+    for i in range(n):  # r = M (q̇'_p − q̇')/Δt + c into e_t (scratch)
+        s = 0.0
+        for j in range(n):
+            s += ws.M[i, j] * (ws.qp[j] - qvel[j])
+        ws.e_t[i] = s / dt + ws.bias[i]
+    for a in range(nz):
+        s = 0.0
+        for i in range(n):
+            t = ws.Nt[a, i]
+            if t != 0.0:
+                s += t * ws.e_t[i]
+        ws.e0[a] = s
+    for a in range(nz):
+        for k in range(nz):
+            s = 0.0
+            for i in range(n):
+                t = ws.Nt[a, i]
+                if t != 0.0:
+                    s += t * ws.MNt[k, i]
+            ws.G[a, k] = s / dt
+    nm = 0
+    for r in range(nA):
+        for k in range(nz):
+            ws.AN[r, k] = 0.0
+        for j in range(n):
+            t = ws.A[r, j]
+            if t != 0.0:
+                for k in range(nz):
+                    ws.AN[r, k] += t * ws.Nt[k, j]
+        if not ws.rigid[r]:
+            ws.mrows[nm] = r
+            nm += 1
+    ws.counts[C_MODEL_ROWS] = nm
+
+
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
+def _moment_directions(md: ModelData, ws: DynamicsWorkspace, n: int, nz: int) -> None:
+    """N j_w for each wheel: j_w = ∂(ω_w · ŷ_w)/∂q̇', the generalized direction of a moment about wheel w's axis
     (its transpose maps the moment to generalized forces, as Aᵀ maps contact forces): ŷ_w in body coordinates
     for the body's angular velocity, a revolute joint's axis · ŷ_w for each joint of the chain (1 for the
-    wheel's own joint), 0 for prismatic joints and the body's translation; then projected off the rigid rows."""
-    nb = ws.counts[C_RIGID_BASIS]
+    wheel's own joint), 0 for prismatic joints and the body's translation; then in the null-space coordinates.
+    (ws.e_t: scratch for j_w.)"""
     T = ws.T_world
+    jw = ws.e_t
     for w in range(md.wheel_frame.shape[0]):
         row = MOMENT_COLUMNS
-        for j in range(n):
-            ws.mw[w, row + j] = 0.0
+        for k in range(nz):
+            ws.mw[w, row + k] = 0.0
         f = md.wheel_frame[w]
         if md.wheel_kind[w] != 0:  # a track element's belt has no axle moment
             continue
+        for j in range(n):
+            jw[j] = 0.0
         yx, yy, yz = T[f, 0, 1], T[f, 1, 1], T[f, 2, 1]
         for c in range(3):
-            ws.mw[w, row + c] = T[0, 0, c] * yx + T[0, 1, c] * yy + T[0, 2, c] * yz
+            jw[c] = T[0, 0, c] * yx + T[0, 1, c] * yy + T[0, 2, c] * yz
         i = f
         while i > 0:
             if md.jtype[i] < 3:
                 a = md.jtype[i]
-                ws.mw[w, row + i + 5] = T[i, 0, a] * yx + T[i, 1, a] * yy + T[i, 2, a] * yz
+                jw[i + 5] = T[i, 0, a] * yx + T[i, 1, a] * yy + T[i, 2, a] * yz
             i = md.parent[i]
-        for b in range(nb):  # P = I − BᵀB (as _project_row)
-            d = 0.0
+        for k in range(nz):
+            s = 0.0
             for j in range(n):
-                d += ws.basis[b, j] * ws.mw[w, row + j]
-            for j in range(n):
-                ws.mw[w, row + j] -= d * ws.basis[b, j]
-
-
-@njit(_nrt=False)
-def _select_rows(fd: DynamicsData, ws: DynamicsWorkspace, nA: int, n: int, nbr: int, reuse: bool) -> int:
-    """The independent rows A_I (eqs. 2.66–2.68) — by pivoted Gram–Schmidt, or, if ``reuse``, the rows ws.keep
-    holds from the last step — then M⁻¹ A_Iᵀ, C = A_I M⁻¹ A_Iᵀ (eq. 2.80) and its Cholesky factor, M⁻¹ (τ − c)
-    and d = −A_I M⁻¹(τ − c) (eq. 2.88; τ = 0).  Returns the number of rows, or −1 if C's factorization failed
-    — or, for reused rows, if a pivot of C's factor falls below √qr_tolerance times the largest (the rows
-    are nearly dependent now: the caller selects afresh)."""
-    if not reuse:
-        independent_rows(ws.A, nA, n, ws.rigid, fd.qr_tolerance, ws.basis, nbr, ws.resid, ws.norms, ws.keep)
-        ws.counts[C_SELECTIONS] += 1
-    ni = 0
-    nx = 0
-    for r in range(nA):
-        if ws.keep[r]:
-            ws.indep[ni] = r
-            if not ws.rigid[r]:
-                ws.inputs[nx] = ni
-                nx += 1
-            for j in range(n):
-                ws.AI[ni, j] = ws.A[r, j]
-            ni += 1
-    ws.counts[C_INDEP], ws.counts[C_INPUTS] = ni, nx
-    # M⁻¹ A_Iᵀ, C = A_I M⁻¹ A_Iᵀ (eq. 2.80), M⁻¹ (τ − c), d = −A_I M⁻¹(τ − c) (eq. 2.88); τ = 0
-    for i in range(n):
-        for k in range(ni):
-            ws.MinvAT[i, k] = ws.AI[k, i]
-        ws.Minv_f[i] = -ws.bias[i]
-    cho_solve_columns(ws.LM, n, ws.MinvAT, ni)
-    cho_solve(ws.LM, n, ws.Minv_f)
-    tr = 0.0
-    for a in range(ni):  # C is symmetric: the lower triangle is all the Cholesky factor reads
-        for b in range(a + 1):
-            ws.C[a, b] = 0.0
-        s = 0.0
-        for j in range(n):  # along rows of MinvAT (contiguous, no dependency chain: vectorized)
-            t = ws.AI[a, j]
-            if t == 0.0:  # a wheel's row touches only the body and its own chain (block structure of A)
-                continue
-            for b in range(a + 1):
-                ws.C[a, b] += t * ws.MinvAT[j, b]
-            s += t * ws.Minv_f[j]
-        ws.d_const[a] = -s
-        tr += ws.C[a, a]
-    reg = 1e-12 * tr / max(ni, 1)
-    for a in range(ni):
-        ws.C[a, a] += reg
-    if not cholesky(ws.C, ni, ws.LC):
-        return -1
-    if reuse:
-        lo, hi = math.inf, 0.0
-        for a in range(ni):
-            lo = min(lo, ws.LC[a, a])
-            hi = max(hi, ws.LC[a, a])
-        if not lo >= math.sqrt(fd.qr_tolerance) * hi:
-            return -1
-    return ni
+                s += ws.Nt[k, j] * jw[j]
+            ws.mw[w, row + k] = s
 
 
 @njit(_nrt=False)
@@ -446,99 +419,8 @@ def _fused_body_bias(md: ModelData, ws: DynamicsWorkspace, qvel: NDArray) -> Non
         ws.bias[i] = 0.0
 
 
-@njit(inline="always")  # passes the workspace: inlined, not copied per call
-def _constant_jacobian_parts(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, ni: int, nx: int, n: int,
-                             nw: int, nc: int, dt: float) -> None:
-    """∂λ/∂x = C⁻¹ E / Δt, ∂q̇'[i+1]/∂x = Δt M⁻¹A_Iᵀ ∂λ/∂x, ∂v_c/∂x and A_joint ∂q̇'/∂x."""
-    for a in range(ni):
-        for k in range(nx):
-            ws.dlam[a, k] = 0.0
-    for k in range(nx):
-        ws.dlam[ws.inputs[k], k] = 1.0 / dt
-    cho_solve_columns(ws.LC, ni, ws.dlam, nx)
-    # the products below run along rows (k innermost: contiguous, no dependency chain, vectorized); each
-    # element still sums its terms in the same order
-    for i in range(n):
-        for k in range(nx):
-            ws.dq[i, k] = 0.0
-        for a in range(ni):
-            t = ws.MinvAT[i, a]
-            for k in range(nx):
-                ws.dq[i, k] += t * ws.dlam[a, k]
-        for k in range(nx):
-            ws.dq[i, k] *= dt
-    for r in range(3 * nw):
-        for k in range(nx):
-            ws.dvc[r, k] = 0.0
-        for j in range(n):
-            t = ws.A[r, j]
-            if t == 0.0:  # block structure of A: the body's and the wheel's chain's columns only
-                continue
-            for k in range(nx):
-                ws.dvc[r, k] += t * ws.dq[j, k]
-    for c in range(nc):
-        for k in range(nx):
-            ws.AJdq[c, k] = 0.0
-        for j in range(n):
-            t = fd.A_joint[c, j]
-            if t == 0.0:
-                continue
-            for k in range(nx):
-                ws.AJdq[c, k] += t * ws.dq[j, k]
-
-
-@njit(inline="always")  # passes the workspace: inlined, not copied per call
-def _projected(ws: DynamicsWorkspace, ni: int, nx: int, n: int, nA: int) -> None:
-    """P A[mrows] (rows of PA), P A_I (input rows of PAI) and P A_Iᵀ ∂λ/∂x (P: projector off the rigid rows), so
-    that an evaluation is e = (P A_Iᵀ) λ − (P Aᵀ) f_model and ∂e/∂x = P A_Iᵀ ∂λ/∂x − (P Aᵀ) ∂f_model/∂x
-    (eq. 2.78).  The rigid rows' columns of P A_Iᵀ vanish (P removes exactly their directions), so only input
-    rows are formed."""
-    nb = ws.counts[C_RIGID_BASIS]
-    nm = 0
-    for r in range(nA):
-        if not ws.rigid[r]:
-            ws.mrows[nm] = r
-            for i in range(n):
-                ws.PA[nm, i] = ws.A[r, i]
-            _project_row(ws.basis, nb, ws.PA, nm, n)
-            nm += 1
-    ws.counts[C_MODEL_ROWS] = nm
-    for k in range(nx):
-        a = ws.inputs[k]
-        for i in range(n):
-            ws.PAI[a, i] = ws.AI[a, i]
-        _project_row(ws.basis, nb, ws.PAI, a, n)
-    for i in range(n):
-        for k in range(nx):
-            ws.PG0[i, k] = 0.0
-        for kk in range(nx):
-            a = ws.inputs[kk]
-            t = ws.PAI[a, i]
-            for k in range(nx):
-                ws.PG0[i, k] += t * ws.dlam[a, k]
-
-
-@njit(inline="always")
-def _project_row(basis: NDArray, nb: int, V: NDArray, m: int, n: int) -> None:
-    """V[m] ← P V[m], P = I − BᵀB with B = basis[:nb] (orthonormal rows).  The rigid rows are mostly unit rows
-    (an ideal actuator's, a locked joint's), so their basis vectors are mostly zeros: those terms are skipped
-    (they add exact zeros)."""
-    for b in range(nb):
-        d = 0.0
-        for j in range(n):
-            t = basis[b, j]
-            if t != 0.0:
-                d += t * V[m, j]
-        if d == 0.0:
-            continue
-        for j in range(n):
-            t = basis[b, j]
-            if t != 0.0:
-                V[m, j] -= d * t
-
-
 # ---- one evaluation of the force-balance error (eqs. 2.76–2.83) -------------------------------------------
-@njit
+@njit(_nrt=False)
 def _evaluate(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray, qvel: NDArray, integral: NDArray,
               dt: float, need_jac: bool, e: NDArray, J: NDArray) -> None:
     """e(x) (and ∂e/∂x if ``need_jac``) into e, J; leaves q̇'[i+1], v_c and the contact forces in ws."""
@@ -548,7 +430,7 @@ def _evaluate(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
                                 fd.contact_moment)
 
 
-@njit
+@njit(_nrt=False)
 def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray, qvel: NDArray, integral: NDArray,
               dt: float, need_df: bool, e: NDArray) -> None:
     """e(x) into e, and ∂f_model/∂x into ws.df if ``need_df`` (from which :func:`_force_balance_jacobian` forms
@@ -557,22 +439,13 @@ def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
     n = nf + 5
     nw = md.wheel_frame.shape[0]
     na = md.actuated_frames.shape[0]
-    ni, nx = ws.counts[C_INDEP], ws.counts[C_INPUTS]
+    nx = ws.counts[C_INPUTS]
+    for i in range(n):  # q̇'[i+1] = q̇'_p + Nᵀ x: every rigid row holds (eq. 2.82 in the null-space coordinates)
+        ws.qn[i] = ws.qp[i]
     for k in range(nx):
-        ws.v_I[ws.inputs[k]] = x[k]
-    for a in range(ni):  # eq. 2.79: λ = C⁻¹ ((v_I − A_I q̇')/Δt + d), b from eq. 2.61
-        s = 0.0
-        for j in range(n):
-            t = ws.AI[a, j]
-            if t != 0.0:  # a wheel's row touches only the body and its own chain (block structure of A)
-                s += t * qvel[j]
-        ws.lam[a] = (ws.v_I[a] - s) / dt + ws.d_const[a]
-    cho_solve(ws.LC, ni, ws.lam)
-    for i in range(n):  # eqs. 2.82–2.83: q̇'[i+1] = q̇' + Δt (M⁻¹(τ − c) + M⁻¹A_Iᵀ λ)
-        s = ws.Minv_f[i]
-        for a in range(ni):
-            s += ws.MinvAT[i, a] * ws.lam[a]
-        ws.qn[i] = qvel[i] + dt * s
+        t = x[k]
+        for i in range(n):
+            ws.qn[i] += t * ws.Nt[k, i]
     for w in range(nw):  # contact-point velocities, Rω, Δz at the step's end
         for r in range(3):
             s = 0.0
@@ -584,7 +457,7 @@ def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
         ws.Rw[w] = md.wheel_radius[w] * ws.qn[md.wheel_frame[w] + 5]
         ws.dzn[w] = ws.dz0[w] + ws.vc[w, 2] * dt
     _contact(fd.contact_kind, fd.contact_P, fd.contact_aux, fd.contact_slot, ws.vc, ws.Rw, ws.dzn, ws.fc, ws.df_dv,
-             ws.df_dRw, ws.df_ddz, ws.mw)  # eq. 2.71
+             ws.df_dRw, ws.df_ddz, ws.mw, ws.cwork)  # eq. 2.71
     if fd.act_kind != ACTUATOR_IDEAL:  # eq. 2.73
         _actuators(md, fd, ws, integral, dt)
     nm = ws.counts[C_MODEL_ROWS]
@@ -602,24 +475,23 @@ def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
             f, df_dc, df_dcdot = _joint_force(fd, k, ws.c_joint[k] + dt * s, s)
             ws.f_model[m] = f
             ws.joint_g[k] = df_dc * dt + df_dcdot
-    # eq. 2.78 projected: e = P A_Iᵀλ − P Aᵀ f_model (rigid rows' P A_Iᵀ columns are 0), accumulated along the
-    # rows of PAI and PA (vectorized), each e[i] summing its terms in the order k, then m
-    for i in range(n):
-        e[i] = 0.0
-    for k in range(nx):
-        a = ws.inputs[k]
-        t = ws.lam[a]
-        for i in range(n):
-            e[i] += ws.PAI[a, i] * t
+    # eq. 2.78 in the null-space coordinates: e = N (M q̈' + c − Aᵀ f_model) = e0 + G x − (A Nᵀ)ᵀ f_model (the rigid
+    # rows' forces lie in the span of B, which N removes), each e[i] summing its terms in the order k, then m
+    for i in range(nx):
+        s = ws.e0[i]
+        for k in range(nx):
+            s += ws.G[i, k] * x[k]
+        e[i] = s
     for m in range(nm):
         t = ws.f_model[m]
-        for i in range(n):
-            e[i] -= ws.PA[m, i] * t
-    if fd.contact_moment:  # axle moments as generalized forces j_wᵀ M_w, projected like the model forces
+        r = ws.mrows[m]
+        for i in range(nx):
+            e[i] -= ws.AN[r, i] * t
+    if fd.contact_moment:  # axle moments as generalized forces j_wᵀ M_w, in the same coordinates
         for w in range(nw):
             t = ws.mw[w, 0]
             if t != 0.0:
-                for i in range(n):
+                for i in range(nx):
                     e[i] -= ws.mw[w, MOMENT_COLUMNS + i] * t
     if need_df:
         _model_force_jacobian(md, fd, ws, nx, nw, na, nm, dt)
@@ -627,19 +499,20 @@ def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
 
 @njit(inline="always")  # passes the workspace: inlined, not copied per call
 def _force_balance_jacobian(ws: DynamicsWorkspace, nx: int, nm: int, n: int, J: NDArray, moment: bool) -> None:
-    """∂e/∂x = P A_Iᵀ ∂λ/∂x − P Aᵀ ∂f_model/∂x (eq. 2.78) from ws.df of the last evaluation (and − Σ P j_w
-    ∂M_w/∂x with axle moments)."""
-    for i in range(n):
+    """∂e/∂x = G − (A Nᵀ)ᵀ ∂f_model/∂x (eq. 2.78 in the null-space coordinates) from ws.df of the last evaluation
+    (and − Σ N j_w ∂M_w/∂x with axle moments).  J is square: nx × nx."""
+    for i in range(nx):
         for k in range(nx):
-            J[i, k] = ws.PG0[i, k]
+            J[i, k] = ws.G[i, k]
         for m in range(nm):
-            t = ws.PA[m, i]
-            for k in range(nx):
-                J[i, k] -= t * ws.df[m, k]
+            t = ws.AN[ws.mrows[m], i]
+            if t != 0.0:
+                for k in range(nx):
+                    J[i, k] -= t * ws.df[m, k]
     if moment:
         col = MOMENT_COLUMNS + n
         for w in range(ws.mw.shape[0]):
-            for i in range(n):
+            for i in range(nx):
                 t = ws.mw[w, MOMENT_COLUMNS + i]
                 if t != 0.0:
                     for k in range(nx):
@@ -658,21 +531,21 @@ def _model_force_jacobian(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace
             col = md.wheel_frame[w] + 5
             a0, a1, a2 = ws.df_dv[w, i, 0], ws.df_dv[w, i, 1], ws.df_dv[w, i, 2] + ws.df_ddz[w, i] * dt
             b = ws.df_dRw[w, i] * md.wheel_radius[w]
-            for k in range(nx):
-                ws.df[m, k] = (a0 * ws.dvc[3 * w, k] + a1 * ws.dvc[3 * w + 1, k] + a2 * ws.dvc[3 * w + 2, k]
-                               + b * ws.dq[col, k])
+            for k in range(nx):  # ∂v_c/∂x = A Nᵀ, ∂q̇'[col]/∂x = N[:, col]
+                ws.df[m, k] = (a0 * ws.AN[3 * w, k] + a1 * ws.AN[3 * w + 1, k] + a2 * ws.AN[3 * w + 2, k]
+                               + b * ws.Nt[k, col])
         elif r < 3 * nw + na:  # eq. 2.73: ∂f_a/∂θ̇ (na, na) through ∂θ̇/∂x
             a = r - 3 * nw
             for k in range(nx):
                 s = 0.0
                 for b2 in range(na):
-                    s += ws.act_df[a, b2] * ws.dq[md.actuated_frames[b2] + 5, k]
+                    s += ws.act_df[a, b2] * ws.Nt[k, md.actuated_frames[b2] + 5]
                 ws.df[m, k] = s
         else:
             c = r - 3 * nw - na
             g = ws.joint_g[c]
             for k in range(nx):
-                ws.df[m, k] = g * ws.AJdq[c, k]
+                ws.df[m, k] = g * ws.AN[r, k]
     if fd.contact_moment:  # ∂M_w/∂x by the same chain rule
         col = MOMENT_COLUMNS + md.parent.shape[0] + 5
         for w in range(nw):
@@ -680,13 +553,13 @@ def _model_force_jacobian(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace
             b = ws.mw[w, 4] * md.wheel_radius[w]
             j = md.wheel_frame[w] + 5
             for k in range(nx):
-                ws.mw[w, col + k] = (a0 * ws.dvc[3 * w, k] + a1 * ws.dvc[3 * w + 1, k] + a2 * ws.dvc[3 * w + 2, k]
-                                     + b * ws.dq[j, k])
+                ws.mw[w, col + k] = (a0 * ws.AN[3 * w, k] + a1 * ws.AN[3 * w + 1, k] + a2 * ws.AN[3 * w + 2, k]
+                                     + b * ws.Nt[k, j])
 
 
-@njit
+@njit(_nrt=False)
 def _contact(kind: int, P: NDArray, aux: NDArray, slot: int, vc: NDArray, Rw: NDArray, dzn: NDArray, fc: NDArray,
-             df_dv: NDArray, df_dRw: NDArray, df_ddz: NDArray, mw: NDArray) -> None:
+             df_dv: NDArray, df_dRw: NDArray, df_ddz: NDArray, mw: NDArray, work: NDArray) -> None:
     """Eq. 2.71 by the contact model's kernel (CONTACT_MODELS) or its Python callback, and the axle moments of a
     model that has them into ``mw``.  (Passed its arrays, not the workspace: a call copies and reference-counts
     every array it is passed.)"""
@@ -698,7 +571,7 @@ def _contact(kind: int, P: NDArray, aux: NDArray, slot: int, vc: NDArray, Rw: ND
             mw[w, c] = 0.0
     for entry in literal_unroll(_CONTACT_KERNELS):
         if kind == entry[0]:
-            entry[1](vc, Rw, dzn, P, aux, fc, df_dv, df_dRw, df_ddz, mw)
+            entry[1](vc, Rw, dzn, P, aux, fc, df_dv, df_dRw, df_ddz, mw, work)
 
 
 @njit
@@ -709,7 +582,7 @@ def _python_contact(slot: int, vc: NDArray, Rw: NDArray, dzn: NDArray, fc: NDArr
         _cb.contact_forces(slot, vc, Rw, dzn, fc, df_dv, df_dRw, df_ddz)
 
 
-@njit
+@njit(_nrt=False)
 def _actuators(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, integral: NDArray, dt: float) -> None:
     na = md.actuated_frames.shape[0]
     for k in range(na):
@@ -722,7 +595,7 @@ def _actuators(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, integral:
             entry[1](ws.act_theta_dot[:na], ws.act_u[:na], dt, integral, fd.act_P, ws.act_f, ws.act_df, ws.act_trial)
 
 
-@njit
+@njit(_nrt=False)
 def _joint_force(fd: DynamicsData, k: int, c: float, c_dot: float) -> tuple[float, float, float]:
     """(f, ∂f/∂c, ∂f/∂ċ) of joint row k's model (eq. 2.74; JOINT_MODELS, or its Python callback)."""
     kind = fd.joint_kind[k]
@@ -765,7 +638,8 @@ def _dot(a: NDArray, b: NDArray, n: int) -> float:
 def _phi(md, fd, ws, qvel, integral, dt, alpha, n, nx) -> tuple:  # noqa: ANN001
     """φ(α) = ‖e(x + α p)‖² and φ'(α) = 2 eᵀ (∂e/∂x p); the trial point stays in x_t, e_t and its ∂f_model/∂x in
     ws.df.  ∂e/∂x itself is not formed at a trial point (most are the last point of a step, or rejected):
-    ∂e/∂x p = P A_Iᵀ ∂λ/∂x p − P Aᵀ (∂f_model/∂x p) costs a matrix–vector product less per model row."""
+    ∂e/∂x p = G p − (A Nᵀ)ᵀ (∂f_model/∂x p) costs a matrix–vector product less per model row.  (n: the
+    degrees of freedom; e has nx entries.)"""
     for k in range(nx):
         ws.x_t[k] = ws.x[k] + alpha * ws.p[k]
     _residual(md, fd, ws, ws.x_t, qvel, integral, dt, True, ws.e_t)
@@ -776,15 +650,16 @@ def _phi(md, fd, ws, qvel, integral, dt, alpha, n, nx) -> tuple:  # noqa: ANN001
         for k in range(nx):
             s += ws.df[m, k] * ws.p[k]
         w[1, m] = s
-    for i in range(n):
+    for i in range(nx):
         s = 0.0
         for k in range(nx):
-            s += ws.PG0[i, k] * ws.p[k]
+            s += ws.G[i, k] * ws.p[k]
         w[0, i] = s
     for m in range(nm):
         t = w[1, m]
-        for i in range(n):
-            w[0, i] -= ws.PA[m, i] * t
+        r = ws.mrows[m]
+        for i in range(nx):
+            w[0, i] -= ws.AN[r, i] * t
     if fd.contact_moment:
         col = MOMENT_COLUMNS + n
         for wh in range(ws.mw.shape[0]):
@@ -792,12 +667,12 @@ def _phi(md, fd, ws, qvel, integral, dt, alpha, n, nx) -> tuple:  # noqa: ANN001
             for k in range(nx):
                 t += ws.mw[wh, col + k] * ws.p[k]
             if t != 0.0:
-                for i in range(n):
+                for i in range(nx):
                     w[0, i] -= ws.mw[wh, MOMENT_COLUMNS + i] * t
     d = 0.0
-    for i in range(n):
+    for i in range(nx):
         d += ws.e_t[i] * w[0, i]
-    return _dot(ws.e_t, ws.e_t, n), 2.0 * d
+    return _dot(ws.e_t, ws.e_t, nx), 2.0 * d
 
 
 @njit(inline="always")  # passes the workspace: inlined, not copied per call
@@ -839,7 +714,7 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
     nx = ws.counts[C_INPUTS]
     _residual(md, fd, ws, ws.x, qvel, integral, dt, True, ws.e)
     it = 0
-    norm = math.sqrt(_dot(ws.e, ws.e, n))
+    norm = math.sqrt(_dot(ws.e, ws.e, nx))
     while it < fd.max_iterations and norm > fd.tolerance:
         it += 1
         _force_balance_jacobian(ws, nx, ws.counts[C_MODEL_ROWS], n, ws.J, fd.contact_moment)
@@ -848,7 +723,7 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
             ws.grad[a] = 0.0
             for b in range(a + 1):
                 ws.H[a, b] = 0.0
-        for i in range(n):
+        for i in range(nx):  # J is square (nx × nx)
             ei = ws.e[i]
             for a in range(nx):
                 t = ws.J[i, a]
@@ -870,16 +745,16 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
         for k in range(nx):
             ws.x[k] += alpha * ws.p[k]
         if fresh:  # the line search's last evaluation is the accepted point: keep it (e_t; ws.df is its)
-            for i in range(n):
+            for i in range(nx):
                 ws.e[i] = ws.e_t[i]
         else:
             _residual(md, fd, ws, ws.x, qvel, integral, dt, True, ws.e)
-        norm = math.sqrt(_dot(ws.e, ws.e, n))
+        norm = math.sqrt(_dot(ws.e, ws.e, nx))
     # the last evaluation was at the final x (initial point, accepted trial, or re-evaluation): ws.qn, vc, fc
     return it, norm
 
 
-@njit
+@njit(_nrt=False)
 def force_balance_step(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray,
                        qvel: NDArray, u: NDArray, integral: NDArray, dt: float, q_next: NDArray,
                        qvel_next: NDArray) -> tuple:
@@ -912,7 +787,7 @@ def force_balance_step(md: ModelData, td: TerrainData, fd: DynamicsData, ws: Dyn
     return 0, it, norm, converged
 
 
-@njit
+@njit(_nrt=False)
 def _commit_actuator_state(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, integral: NDArray,
                            dt: float) -> None:
     """The actuators' state after an accepted step (PI: the advanced, anti-windup-clamped integral): the state
@@ -922,7 +797,7 @@ def _commit_actuator_state(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspac
         integral[k] = ws.act_trial[k]
 
 
-@njit
+@njit(_nrt=False)
 def dynamic_step(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray, qvel: NDArray,
                  u: NDArray, integral: NDArray, dt: float, q_next: NDArray, qvel_next: NDArray,
                  out_dz: NDArray, out_points: NDArray) -> tuple:
@@ -1040,44 +915,15 @@ def _coulomb_hold_rows(ws: DynamicsWorkspace, nw: int, n: int, nb: int) -> int:
         for r in range(3 * w, 3 * w + 2):
             if nb >= n:
                 break
-            s0 = 0.0
             for j in range(n):
-                t = ws.A[r, j]
-                ws.basis[nb, j] = t
-                s0 += t * t
-            for _ in range(2):  # Gram–Schmidt, twice for accuracy
-                for b in range(nb):
-                    d = 0.0
-                    for j in range(n):
-                        d += ws.basis[nb, j] * ws.basis[b, j]
-                    for j in range(n):
-                        ws.basis[nb, j] -= d * ws.basis[b, j]
-            s = 0.0
-            for j in range(n):
-                s += ws.basis[nb, j] * ws.basis[nb, j]
-            s = math.sqrt(s)
-            if not s > COULOMB_DEPENDENT * math.sqrt(s0):
+                ws.basis[nb, j] = ws.A[r, j]
+            ws.target[nb] = 0.0  # no slip
+            if not orthonormalize_last(ws.basis, ws.target, nb, n, COULOMB_DEPENDENT):
                 continue  # dependent on the held rows
-            for j in range(n):
-                ws.basis[nb, j] /= s
             nb += 1
             ws.rigid[r] = True
             ws.v_target[r] = 0.0
     return nb
-
-
-@njit(_nrt=False)
-def _coulomb_rigid_key(ws: DynamicsWorkspace, nw: int) -> int:
-    """The held tangential rows as bits (2w: x, 2w+1: y); −1 if they do not fit in an int64 (no reuse)."""
-    if nw > 31:
-        return -1
-    key = 0
-    for w in range(nw):
-        if ws.rigid[3 * w]:
-            key |= 1 << (2 * w)
-        if ws.rigid[3 * w + 1]:
-            key |= 1 << (2 * w + 1)
-    return key
 
 
 @njit(inline="always")
@@ -1098,15 +944,16 @@ def _coulomb_row_weight(fd: DynamicsData, ws: DynamicsWorkspace, r: int, nw: int
     return math.sqrt(max(fd.contact_P[0 if one else w, 2] * ws.fc[w, 2], 1e-9))
 
 
-@njit
-def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: NDArray, released: int) -> tuple:
+@njit(_nrt=False)
+def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: NDArray, dt: float,
+                   released: int) -> tuple:
     """After a converged force balance: the sticking wheels' tangential constraint forces into ws.fc, and the
     next stick/slide set: of the sticking wheels whose force leaves the cone or whose held velocity is not zero,
     the one with the largest ‖f_t‖/(μ f_z) slides; sliding wheels whose slip stopped or reversed stick.
     Returns (sliding mask, released mask).
 
-    The rigid rows' generalized force is g = A_Iᵀλ − A_mᵀ f_model (the constraint force of eq. 2.82 less the
-    model rows' forces; P g = e ≈ 0, so g lies in the span of the rigid rows, basis B).  Held rows that depend
+    The rigid rows' generalized force is g = M q̈' + c − A_mᵀ f_model (the constraint force of eq. 2.82 less the
+    model rows' forces; N g = e ≈ 0, so g lies in the span of the rigid rows, basis B).  Held rows that depend
     on each other share it statically indeterminately: the split is the one that minimizes Σ μ_r² / c_r subject to
     A_Rᵀμ = g, c_r the row's cone radius μ f_z (actuator and rigid joint rows: COULOMB_FREE_ROW times the total
     normal force, nearly free) — the elastic split of tangential springs whose stiffness is proportional to the
@@ -1118,12 +965,12 @@ def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel:
     nw = md.wheel_frame.shape[0]
     na = md.actuated_frames.shape[0]
     nA = 3 * nw + na + fd.A_joint.shape[0]
-    ni, nm, nb = ws.counts[C_INDEP], ws.counts[C_MODEL_ROWS], ws.counts[C_RIGID_BASIS]
+    nm, nb = ws.counts[C_MODEL_ROWS], ws.counts[C_RIGID_BASIS]
     g = ws.p
-    for j in range(n):
-        s = 0.0
-        for a in range(ni):
-            s += ws.AI[a, j] * ws.lam[a]
+    for j in range(n):  # eq. 2.82: M q̈' + c − τ is the constraint force; less the model rows' forces
+        s = ws.bias[j]
+        for i in range(n):
+            s += ws.M[j, i] * (ws.qn[i] - qvel[i]) / dt
         for m in range(nm):
             r = ws.mrows[m]
             if not (r < 3 * nw and r % 3 < 2 and _coulomb_sticks(ws, r // 3)):  # a held row: its force is in g
@@ -1201,7 +1048,7 @@ def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel:
     return sliding, released
 
 
-@njit
+@njit(_nrt=False)
 def _coulomb_active_set(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray,
                         qvel: NDArray, u: NDArray, integral: NDArray, dt: float, it: int, norm: float) -> tuple:
     """The coulomb mode's active set over a step already solved with the previous set (see the section's
@@ -1211,7 +1058,7 @@ def _coulomb_active_set(md: ModelData, td: TerrainData, fd: DynamicsData, ws: Dy
     passes = COULOMB_MAX_PASSES + md.wheel_frame.shape[0]
     released = 0
     for k in range(passes + 1):
-        sliding, released = _coulomb_check(md, fd, ws, qvel, released)
+        sliding, released = _coulomb_check(md, fd, ws, qvel, dt, released)
         if sliding == ws.counts[C_SLIDING]:
             break
         ws.counts[C_SLIDING] = sliding

@@ -392,8 +392,10 @@ def _ignore_model_error(call) -> None:  # noqa: ANN001
 class ForceBalanceProblem:
     """The force balance of one dynamic step, set up by the engine's own kernels, for inspection and tests.
 
-    ``evaluate(x)`` gives (e, ∂e/∂x, q̇'[i+1], contact forces (nw, 3)) for input-row velocities x (eq. 2.75);
-    e is the projected force-balance error of eqs. 2.76–2.78.  ``x0`` is the step's warm start (§2.4.4).
+    ``evaluate(x)`` gives (e, ∂e/∂x, q̇'[i+1], contact forces (nw, 3)) for the unknowns x: the coordinates of
+    q̇'[i+1] in the null space of the rigid rows (``compiled.dynamics``'s module docstring); e is the
+    force-balance error of eqs. 2.76–2.78 along that null space (nx entries, ∂e/∂x square).  ``x0`` is the step's
+    warm start (§2.4.4).
 
     Args as :class:`CompiledDynamics`, plus the step's state q, q̇', actuated rate commands u, dt (s) and the
     PI integrals ``integral`` (default zero).
@@ -420,4 +422,4 @@ class ForceBalanceProblem:
         e, J = np.zeros(n), np.zeros((n, n))
         D._evaluate(self.engine.md, self.engine.fd, self.ws, np.ascontiguousarray(x, dtype=float), self.qvel,
                     self.integral, self.dt, True, e, J)
-        return e, J[:, :self.nx].copy(), self.ws.qn.copy(), self.ws.fc.copy()
+        return e[:self.nx].copy(), J[:self.nx, :self.nx].copy(), self.ws.qn.copy(), self.ws.fc.copy()

@@ -336,7 +336,7 @@ def velocity_solve(md: ModelData, ws: KinematicWorkspace, q: NDArray, sigma: flo
     return _active_set(md, ws, q, sigma, n, nr, rounds)
 
 
-@njit
+@njit(_nrt=False)
 def _body_slip_and_margin(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, work: EnhancedWork, nw: int,
                           n: int) -> int:
     """Thesis §2.3 at the solved q̇': the body force f_b (eq. 2.44), the rollover margin of its line of action,
@@ -398,7 +398,7 @@ def _residual(md: ModelData, ws: KinematicWorkspace) -> float:
     return math.sqrt(res)
 
 
-@njit
+@njit(_nrt=False)
 def kinematic_step(md: ModelData, td: TerrainData, kd: KinematicsData, ws: KinematicWorkspace, q: NDArray,
                    u: NDArray, dt: float, q_next: NDArray, qvel: NDArray, dz: NDArray, vc: NDArray) -> int:
     """One Euler step of the stabilized-DAE kinematic model (eqs. 2.33–2.39) from state q for actuated rates u.
@@ -442,7 +442,7 @@ def _solve_row(md: ModelData, td: TerrainData, cd: ControllerData, kd: Kinematic
     return _solve_row_inline(md, td, cd, kd, ws, q, cmd)
 
 
-@njit
+@njit(_nrt=False)
 def _rk4(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
          sc: KinematicScratch, q: NDArray, cmd: NDArray, dt: float) -> int:
     """ws.q_next from q and the solve at q in ws by classical Runge–Kutta 4, whose stages solve at their own

@@ -53,125 +53,6 @@ def cho_solve(L: NDArray, n: int, b: NDArray) -> None:
         b[i] = s / L[i, i]
 
 
-@njit(_nrt=False)
-def cho_solve_columns(L: NDArray, n: int, B: NDArray, ncols: int) -> None:
-    """Solve (L Lᵀ) X = B in place for the first ``ncols`` columns of B (n × ncols block).
-
-    Row by row with the columns innermost: each element sees the same operations in the same order as a
-    column-at-a-time substitution (so the same rounding), but the inner loop runs along a row of B, contiguous
-    and free of a dependency chain, so the compiler vectorizes it."""
-    for i in range(n):  # L Y = B
-        for k in range(i):
-            t = L[i, k]
-            for c in range(ncols):
-                B[i, c] -= t * B[k, c]
-        d = L[i, i]
-        for c in range(ncols):
-            B[i, c] /= d
-    for i in range(n - 1, -1, -1):  # Lᵀ X = Y
-        for k in range(i + 1, n):
-            t = L[k, i]
-            for c in range(ncols):
-                B[i, c] -= t * B[k, c]
-        d = L[i, i]
-        for c in range(ncols):
-            B[i, c] /= d
-
-
-@njit(_nrt=False)
-def orthonormal_rows(A: NDArray, nrows: int, ncols: int, select: NDArray, basis: NDArray) -> int:
-    """Orthonormal basis (rows of ``basis``) of the span of the selected rows of A (``select[r]`` true).
-
-    Gram–Schmidt, twice per row for accuracy; a row already in the span adds nothing.  Returns the number
-    of basis rows; ``I − basisᵀ basis`` is then the projector off those rows (the rigid-row projector of
-    the force balance).
-    """
-    nb = 0
-    for r in range(nrows):
-        if select[r]:
-            nb = _add_to_basis(A, r, ncols, basis, nb)
-    return nb
-
-
-@njit(_nrt=False)
-def independent_rows(A: NDArray, nrows: int, ncols: int, rigid: NDArray, tol: float, basis: NDArray, nb: int,
-                     resid: NDArray, norms: NDArray, keep: NDArray) -> int:
-    """Linearly independent rows of A (thesis eqs. 2.66–2.68), with the ``rigid`` rows always kept.
-
-    Pivoted QR of Aᵀ is Gram–Schmidt with column pivoting: repeatedly take the row with the largest
-    component orthogonal to the rows taken so far (|R(i, i)| of eq. 2.66) until that component is at most
-    ``tol`` times the first one (eq. 2.68).  ``basis[:nb]`` must hold an orthonormal basis of the rigid rows
-    (:func:`orthonormal_rows`), so the others are tested with the rigid directions projected out, as the
-    Python path does with a null space.  Writes ``keep[r]`` (True = kept: rigid or independent) for
-    r < nrows and returns the number of kept rows; ``basis`` is extended by the kept rows' directions.
-    Work arrays: ``basis`` (≥ ncols × ncols), ``resid`` (≥ nrows × ncols), ``norms`` (≥ nrows).
-    """
-    for r in range(nrows):
-        keep[r] = rigid[r]
-        for c in range(ncols):  # candidates with the rigid directions removed
-            resid[r, c] = A[r, c]
-        if not rigid[r]:
-            _orthogonalize(resid, r, ncols, basis, 0, nb)
-    first = -1.0
-    while True:
-        best, best_norm = -1, -1.0
-        for r in range(nrows):
-            if keep[r]:
-                continue
-            s = 0.0
-            for c in range(ncols):
-                s += resid[r, c] * resid[r, c]
-            norms[r] = math.sqrt(s)
-            if norms[r] > best_norm:
-                best, best_norm = r, norms[r]
-        if best < 0:
-            break
-        if first < 0.0:
-            first = max(best_norm, 1e-300)
-        if best_norm <= tol * first or nb >= ncols:
-            break
-        keep[best] = True
-        for c in range(ncols):
-            basis[nb, c] = resid[best, c] / best_norm
-        nb += 1
-        for r in range(nrows):  # modified Gram–Schmidt: remove the new direction from the rest
-            if not keep[r]:
-                _orthogonalize(resid, r, ncols, basis, nb - 1, nb)
-    count = 0
-    for r in range(nrows):
-        if keep[r]:
-            count += 1
-    return count
-
-
-@njit(_nrt=False)
-def _orthogonalize(V: NDArray, r: int, ncols: int, basis: NDArray, b0: int, b1: int) -> None:
-    for b in range(b0, b1):
-        d = 0.0
-        for c in range(ncols):
-            d += V[r, c] * basis[b, c]
-        for c in range(ncols):
-            V[r, c] -= d * basis[b, c]
-
-
-@njit(_nrt=False)
-def _add_to_basis(A: NDArray, r: int, ncols: int, basis: NDArray, nb: int) -> int:
-    """Append row r of A, orthonormalized against basis[:nb] (twice, for accuracy); returns the new count."""
-    for c in range(ncols):
-        basis[nb, c] = A[r, c]
-    _orthogonalize(basis, nb, ncols, basis, 0, nb)
-    _orthogonalize(basis, nb, ncols, basis, 0, nb)
-    s = 0.0
-    for c in range(ncols):
-        s += basis[nb, c] * basis[nb, c]
-    s = math.sqrt(s)
-    if s <= 1e-12:
-        return nb  # dependent rigid row: its direction is already in the basis
-    for c in range(ncols):
-        basis[nb, c] /= s
-    return nb + 1
-
-
 @njit(_nrt=False)  # allocation-free: no reference counting of its arrays per call
 def least_squares(A: NDArray, nrows: int, cols: NDArray, ncols: int, b: NDArray, N: NDArray, x: NDArray) -> bool:
     """x[:ncols] = argmin ‖A[:nrows, cols[:ncols]] x − b[:nrows]‖ (the pseudoinverse solution of thesis eq. 2.38).
@@ -206,3 +87,97 @@ def least_squares(A: NDArray, nrows: int, cols: NDArray, ncols: int, b: NDArray,
         return False
     cho_solve(N, ncols, x)
     return True
+
+
+@njit(_nrt=False)
+def orthonormalize_last(basis: NDArray, target: NDArray, nb: int, ncols: int, rel_tol: float) -> bool:
+    """Orthonormalize the candidate row ``basis[nb]`` against the orthonormal rows ``basis[:nb]`` (Gram–Schmidt,
+    twice for accuracy), carrying its target value along: if ``basis[k] · v = target[k]`` holds for every row
+    k ≤ nb before, it holds after (the rigid rows' velocity targets, so that Σ target[k] basis[k] is a velocity
+    meeting all of them).  Returns False (candidate dependent on the rows before it: its component off them is
+    at most ``rel_tol`` times its norm) or True (``basis[nb]`` is then a unit row)."""
+    s0 = 0.0
+    for c in range(ncols):
+        s0 += basis[nb, c] * basis[nb, c]
+    for _ in range(2):
+        for b in range(nb):
+            d = 0.0
+            for c in range(ncols):
+                d += basis[nb, c] * basis[b, c]
+            if d == 0.0:
+                continue
+            for c in range(ncols):
+                basis[nb, c] -= d * basis[b, c]
+            target[nb] -= d * target[b]
+    s = 0.0
+    for c in range(ncols):
+        s += basis[nb, c] * basis[nb, c]
+    if not (s > rel_tol * rel_tol * s0 and s > 1e-300):
+        return False
+    s = math.sqrt(s)
+    for c in range(ncols):
+        basis[nb, c] /= s
+    target[nb] /= s
+    return True
+
+
+@njit(_nrt=False)
+def null_space_rows(basis: NDArray, nb: int, ncols: int, N: NDArray, work: NDArray) -> int:
+    """Orthonormal rows ``N[:ncols − nb]`` spanning the orthogonal complement of the orthonormal rows
+    ``basis[:nb]``: Gram–Schmidt of the unit vectors, pivoted (next is the unit vector with the largest
+    component off the rows so far; ``work`` (≥ ncols) holds those components squared).  Where the basis rows
+    are unit rows (ideal actuators, locked joints) the complement is the other unit rows, found with no
+    arithmetic beyond skipped zeros.  Returns the number of rows."""
+    for j in range(ncols):
+        s = 1.0
+        for b in range(nb):
+            s -= basis[b, j] * basis[b, j]
+        work[j] = s
+    nz = 0
+    while nz + nb < ncols:
+        best, best_w = -1, 0.0
+        for j in range(ncols):
+            if work[j] > best_w:
+                best, best_w = j, work[j]
+        if best < 0 or best_w <= 1e-12:
+            break
+        exact = True  # e_best has no component along the rows so far: it is a row of the complement as is
+        for c in range(ncols):
+            N[nz, c] = 0.0
+        N[nz, best] = 1.0
+        for b in range(nb):
+            d = basis[b, best]
+            if d != 0.0:
+                exact = False
+                for c in range(ncols):
+                    N[nz, c] -= d * basis[b, c]
+        for k in range(nz):
+            d = N[k, best]
+            if d != 0.0:
+                exact = False
+                for c in range(ncols):
+                    N[nz, c] -= d * N[k, c]
+        if not exact:  # a second pass, for accuracy, then unit length
+            for b in range(nb):
+                d = 0.0
+                for c in range(ncols):
+                    d += N[nz, c] * basis[b, c]
+                for c in range(ncols):
+                    N[nz, c] -= d * basis[b, c]
+            for k in range(nz):
+                d = 0.0
+                for c in range(ncols):
+                    d += N[nz, c] * N[k, c]
+                for c in range(ncols):
+                    N[nz, c] -= d * N[k, c]
+            s = 0.0
+            for c in range(ncols):
+                s += N[nz, c] * N[nz, c]
+            s = math.sqrt(s)
+            for c in range(ncols):
+                N[nz, c] /= s
+        for c in range(ncols):
+            work[c] -= N[nz, c] * N[nz, c]
+        work[best] = -1.0
+        nz += 1
+    return nz

@@ -210,7 +210,7 @@ def height_normal(kind: int, params: NDArray, grid: NDArray, x: float, y: float)
     return _other(kind, params, grid, x, y)
 
 
-@njit
+@njit(_nrt=False)
 def _other(kind: int, params: NDArray, grid: NDArray, x: float, y: float) -> tuple:
     """:func:`height_normal` of a composite, a Python terrain, a bicubic spline, a box or an oriented box."""
     if kind == TERRAIN_COMPOSITE:
@@ -418,7 +418,7 @@ def _bspline3(t: NDArray, off: int, n: int, u: float) -> tuple:
             -3.0 * e0, 3.0 * (e0 - e1), 3.0 * (e1 - e2), 3.0 * e2)
 
 
-@njit
+@njit(_nrt=False)
 def height_normal_points(kind: int, params: NDArray, grid: NDArray, x: NDArray, y: NDArray, out: NDArray) -> None:
     """:func:`height_normal` at the points (x[k], y[k]) (m, world; (n,) arrays) into ``out`` (n, 4): h, n_x, n_y,
     n_z — the one evaluation behind the surfaces' ``height``, ``normal`` and ``height_normal``."""

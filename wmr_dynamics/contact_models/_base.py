@@ -105,12 +105,23 @@ class ContactModel(abc.ABC):
         return f"{type(self).__name__}()"
 
 
+#: rows of a contact kernel's ``work`` scratch array
+WORK_ROWS = 5
+
+
+def kernel_work(n_wheels: int) -> NDArray:
+    """A contact kernel's ``work`` scratch array for ``n_wheels`` wheels."""
+    return np.zeros((WORK_ROWS, max(5, n_wheels)))
+
+
 class CompiledContactModel(ContactModel):
     """A contact model evaluated by a compiled (numba) kernel over the wheels.
 
-    ``kernel(v_c, R_omega, dz, P, aux, f, df_dv, df_dRw, df_ddz, mw)`` writes the outputs of
+    ``kernel(v_c, R_omega, dz, P, aux, f, df_dv, df_dRw, df_ddz, mw, work)`` writes the outputs of
     :meth:`ContactModel.evaluate` into the preallocated arrays ``f`` … ``df_ddz`` (overwriting every entry), and
     a model with a moment about the wheel's axis (``has_axle_moment``) writes it into ``mw`` (MOMENT_COLUMNS).
+    ``work`` is scratch the kernel may overwrite, (WORK_ROWS, ≥ max(5, nw)) float64 (:func:`kernel_work`): the
+    compiled step allocates nothing, so a kernel must not either (it is compiled without reference counting).
     ``P`` is a (1 or nw, n_params) float64 array of parameters (one row shared by all wheels, or one row per
     wheel) and ``aux`` a 1-D float64 array of model data (quadrature nodes, lookup tables); both come from
     :meth:`kernel_data`.  The compiled dynamics calls ``kernel`` directly; :meth:`evaluate` is the checked
@@ -144,7 +155,7 @@ class CompiledContactModel(ContactModel):
         df_dv = np.empty((nw, 3, 3))
         df_dRw = np.empty((nw, 3))
         df_ddz = np.empty((nw, 3))
-        self.kernel(v, rw, d, P, aux, f, df_dv, df_dRw, df_ddz, np.zeros((nw, MOMENT_COLUMNS)))
+        self.kernel(v, rw, d, P, aux, f, df_dv, df_dRw, df_ddz, np.zeros((nw, MOMENT_COLUMNS)), kernel_work(nw))
         return f, df_dv, df_dRw, df_ddz
 
     def axle_moment(self, v_c: ArrayLike, R_omega: ArrayLike, dz: ArrayLike) -> NDArray:
@@ -155,14 +166,14 @@ class CompiledContactModel(ContactModel):
         P, aux = self.kernel_data(nw)
         mw = np.zeros((nw, MOMENT_COLUMNS))
         self.kernel(v, rw, d, P, aux, np.empty((nw, 3)), np.empty((nw, 3, 3)), np.empty((nw, 3)),
-                    np.empty((nw, 3)), mw)
+                    np.empty((nw, 3)), mw, kernel_work(nw))
         return mw
 
     def evaluate_into(self, v_c: NDArray, R_omega: NDArray, dz: NDArray, f: NDArray, df_dv: NDArray,
                       df_dRw: NDArray, df_ddz: NDArray) -> None:
         """Unchecked :meth:`evaluate` into preallocated float64 arrays (for hot loops written in Python)."""
         self.kernel(v_c, R_omega, dz, self._P, self._aux, f, df_dv, df_dRw, df_ddz,
-                    np.zeros((v_c.shape[0], MOMENT_COLUMNS)))
+                    np.zeros((v_c.shape[0], MOMENT_COLUMNS)), kernel_work(v_c.shape[0]))
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={_short(v)}" for k, v in self._params.items())

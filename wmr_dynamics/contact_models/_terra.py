@@ -2,7 +2,7 @@
 
 Each model is a *slip function* ``F(s, β, h)`` of slip ratio s, slip angle β and sinkage ``h = −Δz``,
 computed for a wheel driving forwards (``Rω >= 0``); a wheel spinning backwards is its mirror image
-(``v_x → −v_x``, ``Rω → −Rω``, ``f_x → −f_x``), as in the thesis author's code.  ``F`` returns, in ``out``:
+(``v_x → −v_x``, ``Rω → −Rω``, ``f_x → −f_x``), as in the thesis author's code.  ``F`` returns the 5-tuple
 ``[f_x, f_y (shear part), f_z, B, M_R]`` where ``B`` is the bulldozing integral ``∫ R_b (r − h(θ) cos θ) dθ``
 (a function of h only) and ``f_y = f_y(shear) − sgn(β)·B``.
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 import cmath
 import math
 
-import numpy as np
 from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
@@ -37,7 +36,7 @@ S_EPS = 0.01  # slip ratio below which Ding's |s| is rounded (s·tanh(s/S_EPS))
 H_MIN = 1e-10  # m: shallower contact carries no force (avoids θ = 0 divisions; the force there is ~1e-15 N)
 
 
-@njit
+@njit(_nrt=False)
 def _csat(u: complex) -> complex:
     """Odd extension of the Janosi–Hanamoto shear curve ``1 − exp(−u)``: ``sgn(u)(1 − exp(−|u|))``."""
     if u.real >= 0.0:
@@ -45,7 +44,7 @@ def _csat(u: complex) -> complex:
     return cmath.exp(u) - 1.0
 
 
-@njit
+@njit(_nrt=False)
 def _cpow(x: complex, e: complex) -> complex:
     """``x**e`` for ``Re x > 0`` (0 otherwise), valid for complex x and e."""
     if x.real <= 0.0:
@@ -53,16 +52,16 @@ def _cpow(x: complex, e: complex) -> complex:
     return cmath.exp(e * cmath.log(x))
 
 
-@njit
+@njit(_nrt=False)
 def _bulldoze_coeffs(phi: float, Xc: float) -> tuple[float, float]:
     """D1, D2 of eqs. C.35–C.36 (Ding eq. 19)."""
     cot = 1.0 / math.tan(Xc)
     return cot + math.tan(Xc + phi), cot + cot * cot * math.tan(phi)
 
 
-@njit
+@njit(_nrt=False)
 def _ishigami_slip_function(s: complex, beta: complex, h: complex, q: NDArray, xg: NDArray, wg: NDArray,
-                            beps: float, out: NDArray) -> None:
+                            beps: float) -> tuple:
     """Thesis eqs. C.21–C.36 by Gauss–Legendre quadrature on [θ_r, θ_m] and [θ_m, θ_f]."""
     r, b, c, phi, Xc = q[HDR], q[HDR + 1], q[HDR + 2], q[HDR + 3], q[HDR + 4]
     kc, kphi, n, a0, a1 = q[HDR + 5], q[HDR + 6], q[HDR + 7], q[HDR + 8], q[HDR + 9]
@@ -107,14 +106,11 @@ def _ishigami_slip_function(s: complex, beta: complex, h: complex, q: NDArray, x
             if hth.real < 0.0:
                 hth = 0j
             Ib += wt * D1 * (c * hth + 0.5 * D2 * gam * hth * hth) * (r - hth * ct)  # C.31, C.34
-    out[0] = r * b * Ix  # C.30
-    out[1] = -r * b * Iy  # C.31 shear part, opposing the lateral slip
-    out[2] = r * b * Iz  # C.32
-    out[3] = Ib
-    out[4] = 0j
+    # C.30; C.31 shear part, opposing the lateral slip; C.32; the bulldozing integral; no moment
+    return (r * b * Ix + 0j, -r * b * Iy + 0j, r * b * Iz + 0j, Ib + 0j, 0j)
 
 
-@njit
+@njit(_nrt=False)
 def _ding_normal(s: complex, h: complex, q: NDArray) -> tuple:
     """Ding et al. eq. 16's contact patch, stresses and normal force F_N at slip ratio s and sinkage h of the
     R_j circle: (θ_1, θ_m, |s|, cos θ_1, A, B, C, D, σ_m, F_N)."""
@@ -138,9 +134,9 @@ def _ding_normal(s: complex, h: complex, q: NDArray) -> tuple:
     return th1, thm, sa, c1, A, B, C, D, sigm, FN
 
 
-@njit
+@njit(_nrt=False)
 def _ding_slip_function(s: complex, beta: complex, h: complex, q: NDArray, xg: NDArray, wg: NDArray,
-                        beps: float, w_others: float, n_avg: float, out: NDArray) -> None:
+                        beps: float, w_others: float, n_avg: float) -> tuple:
     """Ding et al. eq. 16 (closed form) and eqs. 17–19 (side force, quadrature of closed-form stresses).
 
     W̄, the wheels' average normal force (eq. 16): the parameter if > 0; if < 0 ("actual") the mean of this
@@ -184,25 +180,21 @@ def _ding_slip_function(s: complex, beta: complex, h: complex, q: NDArray, xg: N
             ct = cmath.cos(th)
             hth = Rj * (ct - c1)
             Ib += wt * D1 * (c * hth + 0.5 * D2 * gam * hth * hth) * (Rj - hth * ct)
-    out[0] = FDP
-    out[1] = -r * b * Iy
-    out[2] = FN
-    out[3] = Ib
-    out[4] = MR
+    return (FDP + 0j, -r * b * Iy + 0j, FN + 0j, Ib + 0j, MR + 0j)
 
 
-@njit
+@njit(_nrt=False)
 def slip_function(model: float, s: complex, beta: complex, h: complex, q: NDArray, xg: NDArray, wg: NDArray,
-                  beps: float, out: NDArray, w_others: float = 0.0, n_avg: float = 1.0) -> None:
-    """The model's slip function into ``out`` (module docstring); ``w_others``, ``n_avg``: Ding's actual W̄
+                  beps: float, w_others: float = 0.0, n_avg: float = 1.0) -> tuple:
+    """The model's slip function, a 5-tuple (module docstring); ``w_others``, ``n_avg``: Ding's actual W̄
     (:func:`_ding_slip_function`; the defaults make W̄ this wheel's own F_N)."""
     if model == DING:
-        _ding_slip_function(s, beta, h, q, xg, wg, beps, w_others, n_avg, out)
+        return _ding_slip_function(s, beta, h, q, xg, wg, beps, w_others, n_avg)
     else:
-        _ishigami_slip_function(s, beta, h, q, xg, wg, beps, out)
+        return _ishigami_slip_function(s, beta, h, q, xg, wg, beps)
 
 
-@njit
+@njit(_nrt=False)
 def _slip_map(vx: float, vy: float, rw: float, q: NDArray) -> tuple:
     """Slip ratio, slip angle and their derivatives w.r.t. v_x, v_y, Rω (mirrored for Rω < 0).
 
@@ -243,7 +235,7 @@ def _slip_map(vx: float, vy: float, rw: float, q: NDArray) -> tuple:
     return sg, s, ds_dvx, ds_dRw, beta, db_dVx, U / den, db_dVx
 
 
-@njit
+@njit(_nrt=False)
 def _zero(w: int, f: NDArray, df_dv: NDArray, df_dRw: NDArray, df_ddz: NDArray) -> None:
     for i in range(3):
         f[w, i] = 0.0
@@ -253,7 +245,7 @@ def _zero(w: int, f: NDArray, df_dv: NDArray, df_dRw: NDArray, df_ddz: NDArray) 
             df_dv[w, i, j] = 0.0
 
 
-@njit
+@njit(_nrt=False)
 def _assemble(w: int, q: NDArray, vz: float, sl: tuple, beta: float, pen: float, clipped: bool, wk: NDArray,
               f: NDArray, df_dv: NDArray, df_dRw: NDArray, df_ddz: NDArray) -> None:
     """Forces and Jacobian of wheel w from the slip function's values/partials ``wk`` (rows: F, ∂s, ∂β, ∂h)."""
@@ -288,7 +280,7 @@ def _assemble(w: int, q: NDArray, vz: float, sl: tuple, beta: float, pen: float,
             df_dv[w, 2, j] = 0.0
 
 
-@njit
+@njit(_nrt=False)
 def _ding_actual_loads(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, fn: NDArray) -> float:
     """Ding's eq.-16 normal force F_N of every wheel into ``fn`` (0 out of contact) and their sum: the wheels'
     actual loads, whose mean is W̄ when ``mean_wheel_load="actual"``."""
@@ -306,15 +298,15 @@ def _ding_actual_loads(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, fn: NDA
     return total
 
 
-@njit
+@njit(_nrt=False)
 def terra_kernel(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, aux: NDArray, f: NDArray, df_dv: NDArray,
-                 df_dRw: NDArray, df_ddz: NDArray, mw: NDArray) -> None:
-    """Direct (quadrature) evaluation of the Ishigami or Ding model for every wheel."""
+                 df_dRw: NDArray, df_ddz: NDArray, mw: NDArray, work: NDArray) -> None:
+    """Direct (quadrature) evaluation of the Ishigami or Ding model for every wheel (``work``: rows 0–3 the slip
+    function's values and partials, row 4 the wheels' loads)."""
     one = P.shape[0] == 1
-    cb = np.empty(5, np.complex128)
-    wk = np.zeros((4, 5))
+    wk = work[:4]
     nw = v.shape[0]
-    fn = np.zeros(nw)
+    fn = work[4]
     total = 0.0
     for w in range(nw):  # Ding with W̄ the wheels' actual mean normal force: their loads first
         q = P[0] if one else P[w]
@@ -334,21 +326,21 @@ def terra_kernel(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, aux: NDArray,
         if h > q[HMAX]:
             pen, h, clipped = q[KWALL] * (h - q[HMAX]), q[HMAX], True
         others = total - fn[w]
-        slip_function(q[MODEL], complex(s, CSTEP), complex(beta, 0.0), complex(h, 0.0), q, xg, wg, q[BEPS], cb,
-                      others, float(nw))
+        cb = slip_function(q[MODEL], complex(s, CSTEP), complex(beta, 0.0), complex(h, 0.0), q, xg, wg, q[BEPS],
+                           others, float(nw))
         for k in range(5):
             wk[0, k] = cb[k].real
             wk[1, k] = cb[k].imag / CSTEP
-        slip_function(q[MODEL], complex(s, 0.0), complex(beta, CSTEP), complex(h, 0.0), q, xg, wg, q[BEPS], cb,
-                      others, float(nw))
+        cb = slip_function(q[MODEL], complex(s, 0.0), complex(beta, CSTEP), complex(h, 0.0), q, xg, wg, q[BEPS],
+                           others, float(nw))
         for k in range(5):
             wk[2, k] = cb[k].imag / CSTEP
         if clipped:
             for k in range(5):
                 wk[3, k] = 0.0
         else:
-            slip_function(q[MODEL], complex(s, 0.0), complex(beta, 0.0), complex(h, CSTEP), q, xg, wg, q[BEPS], cb,
-                          others, float(nw))
+            cb = slip_function(q[MODEL], complex(s, 0.0), complex(beta, 0.0), complex(h, CSTEP), q, xg, wg,
+                               q[BEPS], others, float(nw))
             for k in range(5):
                 wk[3, k] = cb[k].imag / CSTEP
         _assemble(w, q, v[w, 2], sl, beta, pen, clipped, wk, f, df_dv, df_dRw, df_ddz)
@@ -356,7 +348,7 @@ def terra_kernel(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, aux: NDArray,
             _axle_moment(w, q, sl, wk, mw)
 
 
-@njit
+@njit(_nrt=False)
 def _axle_moment(w: int, q: NDArray, sl: tuple, wk: NDArray, mw: NDArray) -> None:
     """Ding et al.'s resistance moment M_R (eq. 16) as the moment the engine adds about the wheel's axis (``mw``
     row w: the moment, N·m, and its partials w.r.t. v_x, v_y, v_z, Rω, Δz).
@@ -388,7 +380,6 @@ def build_lut(q: NDArray, xg: NDArray, wg: NDArray, s_grid: NDArray, b_grid: NDA
     ``b_grid`` must be ``β0·sinh(u·asinh(π/(2β0)))`` for u uniform in [−1, 1], β0 = ``q[LUT_WARP]``.
     """
     ns, nb, nh = s_grid.shape[0], b_grid.shape[0], h_grid.shape[0]
-    cb = np.empty(5, np.complex128)
     n3 = ns * nb * nh
     for i in range(ns):
         for j in range(nb):
@@ -399,8 +390,8 @@ def build_lut(q: NDArray, xg: NDArray, wg: NDArray, s_grid: NDArray, b_grid: NDA
                     if i == 0 and j == 0:
                         out[3 * n3 + k] = 0.0
                     continue
-                slip_function(q[MODEL], complex(s_grid[i], 0.0), complex(b_grid[j], 0.0), complex(h_grid[k], 0.0),
-                              q, xg, wg, q[BEPS], cb)
+                cb = slip_function(q[MODEL], complex(s_grid[i], 0.0), complex(b_grid[j], 0.0),
+                                   complex(h_grid[k], 0.0), q, xg, wg, q[BEPS])
                 out[idx] = cb[0].real
                 out[n3 + idx] = cb[1].real
                 out[2 * n3 + idx] = cb[2].real
@@ -408,7 +399,7 @@ def build_lut(q: NDArray, xg: NDArray, wg: NDArray, s_grid: NDArray, b_grid: NDA
                     out[3 * n3 + k] = cb[3].real
 
 
-@njit
+@njit(_nrt=False)
 def _cell(x: float, lo: float, hi: float, n: int) -> tuple[int, float, float]:
     d = (hi - lo) / (n - 1)
     u = (x - lo) / d
@@ -420,12 +411,13 @@ def _cell(x: float, lo: float, hi: float, n: int) -> tuple[int, float, float]:
     return i, u - i, d
 
 
-@njit
+@njit(_nrt=False)
 def lut_kernel(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, aux: NDArray, f: NDArray, df_dv: NDArray,
-               df_dRw: NDArray, df_ddz: NDArray, mw: NDArray) -> None:
-    """Trilinear interpolation in (s, u(β), h); the Jacobian is that of the interpolant (exact within a cell)."""
+               df_dRw: NDArray, df_ddz: NDArray, mw: NDArray, work: NDArray) -> None:
+    """Trilinear interpolation in (s, u(β), h); the Jacobian is that of the interpolant (exact within a cell).
+    (``work`` rows 0–3: the interpolated values and partials.)"""
     one = P.shape[0] == 1
-    wk = np.zeros((4, 5))
+    wk = work[:4]
     for w in range(v.shape[0]):
         _zero(w, f, df_dv, df_dRw, df_ddz)
         q = P[0] if one else P[w]

@@ -41,9 +41,9 @@ from wmr_dynamics.contact_models._base import (
 G = 9.81  # m/s², VEHICLES.md
 
 
-@njit
+@njit(_nrt=False)
 def _coulomb_kernel(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, aux: NDArray, f: NDArray, df_dv: NDArray,
-                    df_dRw: NDArray, df_ddz: NDArray, mw: NDArray) -> None:
+                    df_dRw: NDArray, df_ddz: NDArray, mw: NDArray, work: NDArray) -> None:
     """Normal force C.3–C.4 and the (rounded) Coulomb sliding force for every wheel; P rows: kp, kd, μ, v_eps
     (:data:`CoulombContact.COLUMNS`)."""
     one = P.shape[0] == 1

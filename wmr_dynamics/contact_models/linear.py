@@ -22,10 +22,9 @@ from wmr_dynamics.errors import ModelError
 G = 9.81  # m/s², VEHICLES.md
 
 
-@njit
+@njit(_nrt=False)
 def _linear_kernel(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, aux: NDArray, f: NDArray, df_dv: NDArray,
-                   df_dRw: NDArray, df_ddz: NDArray,
-                   mw: NDArray) -> None:
+                   df_dRw: NDArray, df_ddz: NDArray, mw: NDArray, work: NDArray) -> None:
     """Eqs. C.3–C.8 (pyramid) or C.9 (cone, elliptic with μ_x ≠ μ_y) for every wheel; P rows: kp, kd, C_x, c_rr,
     μ_x, cone, C_y, μ_y (:data:`LinearContact.COLUMNS`)."""
     one = P.shape[0] == 1

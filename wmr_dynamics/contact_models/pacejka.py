@@ -28,7 +28,7 @@ def magic_formula(x: ArrayLike, B: float, C: float, D: float, E: float, K: float
     return D * np.sin(C * np.arctan(B * (1 - E) * K * x + E * np.arctan(B * K * x)))
 
 
-@njit
+@njit(_nrt=False)
 def _mf_ratio(x: float, B: float, C: float, D: float, E: float, K: float) -> tuple[float, float]:
     """``g(x) = magic_formula(x)/x`` (even in x, finite at 0) and ``g'(x)``; a Taylor series near 0."""
     a = B * K
@@ -44,7 +44,7 @@ def _mf_ratio(x: float, B: float, C: float, D: float, E: float, K: float) -> tup
     return fv / x, (df * x - fv) / (x * x)
 
 
-@njit
+@njit(_nrt=False)
 def _lateral_ratio(t: float, B: float, C: float, D: float, E: float, K: float) -> tuple[float, float]:
     """``g_y(t) = f'_y(α)/tan α`` with ``α = atan t`` (C.14) and its derivative in t."""
     alpha = math.atan(t)
@@ -56,10 +56,9 @@ def _lateral_ratio(t: float, B: float, C: float, D: float, E: float, K: float) -
     return h * q, dh / (1.0 + t * t) * q + h * dq
 
 
-@njit
+@njit(_nrt=False)
 def _pacejka_kernel(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, aux: NDArray, f: NDArray, df_dv: NDArray,
-                    df_dRw: NDArray, df_ddz: NDArray,
-                    mw: NDArray) -> None:
+                    df_dRw: NDArray, df_ddz: NDArray, mw: NDArray, work: NDArray) -> None:
     """C.3–C.4 normal force, C.10–C.18 tangential; P rows: kp kd mu Bs Cs Ds Es Ks Ba Ca Da Ea Ka c_rr v_eps."""
     one = P.shape[0] == 1
     for w in range(v.shape[0]):

@@ -81,9 +81,8 @@ class _TerraContact(CompiledContactModel):
         x, wts = np.polynomial.legendre.leggauss(n_quad)
         self._xg, self._wg = 0.5 * (x + 1.0), 0.5 * wts
         # penalty stiffness beyond max_sinkage: tangent dF_z/dh at (s = 0, β = 0, h = max_sinkage)
-        out = np.empty(5, np.complex128)
         for q in P:
-            T.slip_function(q[T.MODEL], 0j, 0j, complex(q[T.HMAX], T.CSTEP), q, self._xg, self._wg, q[T.BEPS], out)
+            out = T.slip_function(q[T.MODEL], 0j, 0j, complex(q[T.HMAX], T.CSTEP), q, self._xg, self._wg, q[T.BEPS])
             q[T.KWALL] = max(out[2].imag / T.CSTEP, out[2].real / q[T.HMAX], 0.0)
         aux = [self._xg, self._wg]
         self.lookup_table = bool(lookup_table)
@@ -137,8 +136,8 @@ class _TerraContact(CompiledContactModel):
             hj = h[idx] + q[T.HOFF]
             if hj <= T.H_MIN:
                 continue
-            T.slip_function(q[T.MODEL], complex(s[idx]), complex(beta[idx]), complex(hj), q, self._xg, self._wg,
-                            q[T.BEPS], out)
+            out = T.slip_function(q[T.MODEL], complex(s[idx]), complex(beta[idx]), complex(hj), q, self._xg,
+                                  self._wg, q[T.BEPS])
             b = beta[idx]
             sgb = b / math.sqrt(b * b + q[T.BEPS] ** 2)
             res["f_x"][idx] = out[0].real

@@ -3,14 +3,14 @@
 One time step at (q, q̇'[i]):
 
 1. M (CRBA, Alg. 3), c (RNEA, Alg. 4, or the fused-body approximation eq. 2.89);
-2. A = [A_wheel; A_act; A_joint] (eq. 2.55; A_joint also holds a unit row per joint spring); a linearly
-   independent subset ``indep`` by QR with column pivoting (eqs. 2.66–2.68).  "Rigid" rows — ideal
-   actuators (§2.4.4) and joint constraints without a model — are always kept and are not optimized; the
-   others are tested after projecting them out;
-3. force balance: find the velocities x = v(input) (eq. 2.75) at which the constraint forces λ (eqs.
-   2.79–2.81) equal the model forces — contact (eq. 2.71), actuator (2.73), joint (2.74) — evaluated at the
-   next step's velocities (eq. 2.83): minimize ‖e‖², e = A_Iᵀλ − Aᵀ f_model (eqs. 2.76–2.78), projected
-   off the rigid rows' force directions, by Gauss–Newton (eq. 2.84) with the strong-Wolfe line search
+2. A = [A_wheel; A_act; A_joint] (eq. 2.55; A_joint also holds a unit row per joint spring).  "Rigid" rows —
+   ideal actuators (§2.4.4) and joint constraints without a model — are always met: q̇'[i+1] = q̇'_p + Nᵀz
+   with q̇'_p meeting their velocity targets and N an orthonormal basis of their null space;
+3. force balance: find the unknowns z at which the constraint forces equal the model forces — contact
+   (eq. 2.71), actuator (2.73), joint (2.74) — evaluated at the next step's velocities (eq. 2.83):
+   e(z) = N (M q̈' + c − Aᵀ f_model) = 0 (eq. 2.82 along the directions the rigid rows leave free; eqs.
+   2.76–2.78 with these unknowns in place of the input rows' velocities of eq. 2.75, which needs no
+   independent-row selection, eqs. 2.66–2.68), by Gauss–Newton (eq. 2.84) with the strong-Wolfe line search
    (App. D), warm-started from the current velocities;
 4. q̈' (eq. 2.82), then symplectic Euler (eqs. 2.85–2.86).
 
@@ -43,7 +43,8 @@ class DynamicsOptions:
         actuator: actuator model (eq. 2.73); ``None`` = ideal actuators (joint rates = commands, §2.4.4).
         max_iterations: Newton iterations per step (1 = the non-iterative variant of §2.4.4).
         tolerance: stop when ‖e‖ (N, N·m) is below this fraction of the vehicle's weight.
-        qr_tolerance: |R(i, i)| threshold of eq. 2.68, relative to the largest.
+        qr_tolerance: a rigid row whose component off the rigid rows before it is at most this fraction of its
+            norm depends on them (held through them; the role of eq. 2.68's threshold).
         constant_mass_matrix: compute M once and reuse it (§2.4.4).
         approximate_bias: fused-body bias force, eq. 2.89, instead of the RNEA.
         collision_samples: coarse samples of each wheel's circle in the contact search

@@ -15,7 +15,7 @@ from wmr_dynamics.kinematics.fk import _forward_kinematics, check_state
 from wmr_dynamics.model import G, WmrModel
 
 
-@njit
+@njit(_nrt=False)
 def _plucker_child_parent(T: NDArray, X: NDArray) -> None:
     """X_{p(i)}^i (motion, parent → child coordinates) from T = T_i^{p(i)} (eqs. B.2–B.10)."""
     # T_{p}^{i} = inverse of T: R' = Rᵀ, t' = −Rᵀ p;  X = [[R', 0], [[t']× R', R']]
@@ -34,7 +34,7 @@ def _plucker_child_parent(T: NDArray, X: NDArray) -> None:
         X[5, c] = t0 * R1 - t1 * R0
 
 
-@njit
+@njit(_nrt=False)
 def _plucker_all(T_parent: NDArray, X: NDArray) -> None:
     for i in range(1, T_parent.shape[0]):
         _plucker_child_parent(T_parent[i], X[i])
@@ -123,7 +123,7 @@ def _pick6(s: int, f0: float, f1: float, f2: float, f3: float, f4: float, f5: fl
     return f5
 
 
-@njit
+@njit(_nrt=False)
 def _cross_motion(v: NDArray, m: NDArray, out: NDArray) -> None:
     """out = v ×m m (eq. B.14)."""
     out[0] = v[1] * m[2] - v[2] * m[1]
@@ -134,7 +134,7 @@ def _cross_motion(v: NDArray, m: NDArray, out: NDArray) -> None:
     out[5] = v[0] * m[4] - v[1] * m[3] + v[3] * m[1] - v[4] * m[0]
 
 
-@njit
+@njit(_nrt=False)
 def _cross_force(v: NDArray, f: NDArray, out: NDArray) -> None:
     """out = v ×f f (eq. B.15): [ω × n + v × f; ω × f]."""
     out[0] = v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4]

@@ -58,7 +58,7 @@ LIFTED_REACH_M = 0.005  # ... which aims at most this far down per Baumgarte hor
 LIFTED_SLIP_WEIGHT = 0.1  # weight of a lifted wheel's two slip rows (no traction in the air)
 
 
-@njit
+@njit(_nrt=False)
 def update_contact_set(dz: NDArray, dz_pred: NDArray, in_contact: NDArray, weight: NDArray) -> int:
     """Advance the contact set by one step and set the row weights of eq. 2.38.
 

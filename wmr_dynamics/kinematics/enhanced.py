@@ -154,7 +154,7 @@ def _composite_inertia(I_spatial: NDArray, T_world: NDArray, I_b: NDArray, work:
     return m
 
 
-@njit
+@njit(_nrt=False)
 def _body_force(I_b: NDArray, R_wb: NDArray, v_b: NDArray, gravity: float, f_b: NDArray) -> None:
     """f_b = I_b g − v_b ×* (I_b v_b) (thesis eq. 2.44): the spatial force (N·m; N, body coordinates) the
     body must feel to move with v_b, g = [0; R_wbᵀ (0, 0, −G)].  (−f_b is the fused-body bias of eq. 2.89.)
@@ -191,7 +191,7 @@ def _gravity_row(I_b: NDArray, i: int, g0: float, g1: float, g2: float) -> float
     return s
 
 
-@njit
+@njit(_nrt=False)
 def _body_slip(P: NDArray, com: NDArray, v_b: NDArray, f_b: NDArray, out: NDArray) -> bool:
     """Spatial slip velocity of the body frame v_b,slip (eqs. 2.45–2.50), body coordinates, into ``out``.
 
@@ -223,7 +223,7 @@ def _body_slip(P: NDArray, com: NDArray, v_b: NDArray, f_b: NDArray, out: NDArra
     return True
 
 
-@njit
+@njit(_nrt=False)
 def _rollover_margin(cg: NDArray, f: NDArray, points: NDArray, normals: NDArray, work: EnhancedWork) -> float:
     """Signed distance (m) from the support-polygon boundary to where the line of the cg force ``f`` (world)
     through the cg meets the ground: positive inside the polygon of the contact points (stable), negative
@@ -275,7 +275,7 @@ def _rollover_margin(cg: NDArray, f: NDArray, points: NDArray, normals: NDArray,
     return -worst
 
 
-@njit
+@njit(_nrt=False)
 def _convex_hull(pts: NDArray, order: NDArray, out: NDArray) -> int:
     """Counter-clockwise convex hull of the 2-D points ``pts`` (n, 2) without collinear points (Andrew's monotone
     chain) into the first rows of ``out`` (2n, 2); returns their number.  ``order`` (n,) int64: scratch, the

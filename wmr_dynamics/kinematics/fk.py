@@ -15,7 +15,7 @@ from wmr_dynamics.errors import ModelError
 from wmr_dynamics.model import WmrModel
 
 
-@njit
+@njit(_nrt=False)
 def _body_transform(q: NDArray, T: NDArray) -> None:
     """T_b^w from the pose part of the state: quaternion (x, y, z, w) and position (Alg. 1, line 1)."""
     x, y, z, w = q[0], q[1], q[2], q[3]
@@ -39,7 +39,7 @@ def _body_transform(q: NDArray, T: NDArray) -> None:
     T[3, 3] = 1.0
 
 
-@njit
+@njit(_nrt=False)
 def _joint_transform(jtype: int, T0: NDArray, theta: float, T: NDArray) -> None:
     """T_i^{p(i)} = T0 with the joint displacement applied (Alg. 1, lines 4–11)."""
     for r in range(4):
@@ -60,7 +60,7 @@ def _joint_transform(jtype: int, T0: NDArray, theta: float, T: NDArray) -> None:
             T[r, 3] = T0[r, 3] + T0[r, a] * theta
 
 
-@njit
+@njit(_nrt=False)
 def _forward_kinematics(parent: NDArray, jtype: NDArray, T0: NDArray, q: NDArray,
                         T_parent: NDArray, T_world: NDArray) -> None:
     """Alg. 1: ``T_parent[i] = T_i^{p(i)}`` and ``T_world[i] = T_i^w`` for every model frame."""

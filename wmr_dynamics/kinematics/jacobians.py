@@ -12,7 +12,7 @@ from wmr_dynamics.compiled.data import ModelData
 from wmr_dynamics.model import WmrModel
 
 
-@njit
+@njit(_nrt=False)
 def _wheel_jacobian(parent: NDArray, jtype: NDArray, T_world: NDArray, wheel_frame: int, r_c: NDArray,
                     R_c: NDArray, A: NDArray, tmp: NDArray) -> None:
     """Alg. 2 for one wheel: ``A`` (3 × ndof) with ``A q̇' = v_c`` in contact-frame coordinates.
@@ -53,7 +53,7 @@ def _wheel_jacobian(parent: NDArray, jtype: NDArray, T_world: NDArray, wheel_fra
             A[r, c] = R_c[0, r] * tmp[0, c] + R_c[1, r] * tmp[1, c] + R_c[2, r] * tmp[2, c]
 
 
-@njit
+@njit(_nrt=False)
 def _belt_column(md: ModelData, T_world: NDArray, w: int, r_c: NDArray, R_c: NDArray, A: NDArray) -> None:
     """Contact Surface Motion (Pecka et al. §IV-C) for track element ``w``: its sprocket joint's column of A.
 

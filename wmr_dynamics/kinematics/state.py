@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from wmr_dynamics._jit import njit
 
 
-@njit
+@njit(_nrt=False)
 def _state_rate(q: NDArray, qvel: NDArray, out: NDArray) -> None:
     """out = V(q) q̇' (eq. 2.14): quaternion rate, world-frame position rate, joint rates."""
     x, y, z, w = q[0], q[1], q[2], q[3]
@@ -53,7 +53,7 @@ def state_rate(q: NDArray, qvel: NDArray) -> NDArray:
     return out
 
 
-@njit
+@njit(_nrt=False)
 def _euler_step(q: NDArray, qvel: NDArray, dt: float, out: NDArray) -> None:
     """q[i+1] = q[i] + V(q[i]) q̇'[i] Δt (eq. 2.39), with the orientation advanced by exp(ω Δt / 2)."""
     wx, wy, wz = qvel[0] * dt, qvel[1] * dt, qvel[2] * dt

@@ -1,0 +1,89 @@
+"""The dynamic step solves the force balance in the null space of the rigid rows (``compiled.dynamics``).
+
+What a step's result must satisfy, checked with NumPy from the step's own output and the contact model's Python
+``evaluate`` (M and c are checked against Pinocchio in test_rigid_body):
+
+- every rigid row holds: ideal actuators turn at their commanded rates, rigid joint constraints keep their
+  velocity targets (a mimic joint, Rocky 7's differential);
+- eq. 2.82's force balance: M q̈' + c − Aᵀ f_model lies in the span of the rigid rows (their constraint forces)
+  with f_model the contact model's and the joint models' forces at the step's end — on the ground, with every
+  wheel in the air (the rows of A then rank deficient: the old independent-row formulation's special case), and
+  for a model whose rigid row is not a unit row.
+"""
+
+import numpy as np
+import pytest
+
+from wmr_dynamics import load_model
+from wmr_dynamics.compiled import dynamics as D
+from wmr_dynamics.dynamics.force_balance import DynamicsOptions, joint_rows
+from wmr_dynamics.kinematics import initialize_contact
+from wmr_dynamics.simulate import Simulator
+from wmr_dynamics.terrain import gaussian_rough_terrain
+
+DT = 0.02
+DATA = __import__("pathlib").Path(__file__).parent / "data"
+
+
+def _state(name, lift=0.0):
+    """A state after 1 s of driving over rough ground (then lifted by ``lift`` m) and its engine."""
+    model = load_model(name)
+    ground = gaussian_rough_terrain(rms=0.04, corr_len=0.5, seed=5)
+    opts = DynamicsOptions.from_config(model, contact="linear")
+    sim = Simulator(model, ground, mode="dynamic", dt=DT, dynamics=opts)
+    q0 = initialize_contact(model, model.state(xyz=(0.5, 0.0, 1.0), rpy=(0, 0, 0.1)), ground)
+    r = sim.run(1.0, (0.6, 0.2), q0=q0, progress=False)
+    q, qvel = r.q[-1].copy(), r.qvel[-1].copy()
+    q[6] += lift
+    rng = np.random.default_rng(2)
+    u = rng.normal(scale=2.0, size=len(model.actuated_joint_names))
+    return model, sim.compiled, opts, q, qvel, u
+
+
+def _step(engine, q, qvel, u):
+    ws = engine.workspace()
+    qn, qvn = np.empty_like(q), np.empty_like(qvel)
+    status, _, norm, conv = D.force_balance_step(engine.md, engine.td, engine.fd, ws, q.copy(), qvel.copy(),
+                                                 u.copy(), np.zeros(len(u)), DT, qn, qvn)
+    assert status == 0 and conv
+    return ws, qvn
+
+
+@pytest.mark.parametrize("name, lift", [("zoe", 0.0), ("rocky7", 0.0), ("landtamer", 0.0), ("zoe", 0.3),
+                                        (str(DATA / "rocker.urdf"), 0.0)])
+def test_step_meets_rigid_rows_and_the_force_balance(name, lift):
+    model, engine, opts, q, qvel, u = _state(name, lift)
+    ws, qvn = _step(engine, q, qvel, u)
+    n, nw, na = model.num_dof, model.num_wheels, len(model.actuated_joint_names)
+    A = ws.A[:3 * nw + na + engine.fd.A_joint.shape[0]]
+    rigid = ws.rigid[:A.shape[0]].copy()
+    # rigid rows: ideal actuators at u, joint constraints at their targets
+    np.testing.assert_allclose(A[rigid] @ qvn, ws.v_target[:A.shape[0]][rigid], atol=1e-10)
+    act = [model.joint_index(j) + 6 for j in model.actuated_joint_names]
+    np.testing.assert_allclose(qvn[act], u, atol=1e-10)
+    # model forces at the step's end, from the contact model's Python evaluate
+    vc = (A[:3 * nw] @ qvn).reshape(nw, 3)
+    Rw = np.asarray(model.wheel_radii) * qvn[engine.md.wheel_frame + 5]  # R ω of each wheel
+    dz = ws.dz0[:nw] + vc[:, 2] * DT
+    fc = opts.contact.evaluate(vc, Rw, dz)[0]
+    if lift > 0:
+        assert np.all(ws.dz0[:nw] > 0) and np.allclose(fc, 0.0)  # in the air: no contact force
+    else:
+        assert fc[:, 2].sum() > 0.3 * model.total_mass * 9.81
+    np.testing.assert_allclose(ws.fc[:nw], fc, rtol=1e-9, atol=1e-9 * model.total_mass)
+    resid = ws.M[:n, :n] @ (qvn - qvel) / DT + ws.bias[:n] - A[:3 * nw].T @ fc.ravel()
+    jr = joint_rows(model)  # joint springs and modelled constraints (eq. 2.74) at the step's end residual
+    for k, law in enumerate(jr.models):
+        if law is not None:
+            c_dot = jr.A[k] @ qvn
+            c_end = jr.A[k, 6:] @ q[7:] - jr.b[k] + DT * c_dot
+            f = float(np.ravel(law.evaluate(np.array([c_end]), np.array([c_dot]))[0])[0])
+            resid -= jr.A[k] * f
+    # the rigid rows' constraint force absorbs what is left: resid ∈ span(A_rigidᵀ)
+    if rigid.any():
+        lam, *_ = np.linalg.lstsq(A[rigid].T, resid, rcond=None)
+        resid = resid - A[rigid].T @ lam
+    weight = model.total_mass * 9.81
+    assert np.abs(resid).max() < 1e-6 * weight
+    rank = np.linalg.matrix_rank(A[rigid]) if rigid.any() else 0
+    assert ws.counts[D.C_INPUTS] == n - rank  # the unknowns: the null space of the rigid rows
