@@ -47,6 +47,7 @@ from wmr_dynamics.simulate import Simulator  # noqa: E402
 N = 1000
 HORIZON = 5.0  # s
 DT = 0.04  # s
+COARSE_DT = 0.10  # s: the planner's setting, Table 2.7's coarsest step
 SEGMENT = 1.0  # s per (v, ω) command
 V_RANGE = (0.0, 1.0)  # m/s
 W_RANGE = (-0.6, 0.6)  # rad/s
@@ -66,9 +67,9 @@ def commands(n: int, seed: int = 1, horizon: float = HORIZON, dt: float = DT) ->
     return np.ascontiguousarray(np.concatenate([rows, rows[:, -1:]], axis=1)[:, :steps + 1])
 
 
-def make_sim(terrain_dir: Path | None = None) -> tuple[Simulator, NDArray]:
+def make_sim(terrain_dir: Path | None = None, dt: float = DT) -> tuple[Simulator, NDArray]:
     model = wmr.load_model("zoe")
-    sim = Simulator(model, zr.load_terrain(TERRAIN, terrain_dir), mode="dynamic", dt=DT)
+    sim = Simulator(model, zr.load_terrain(TERRAIN, terrain_dir), mode="dynamic", dt=dt)
     if sim.engine_used != "compiled":
         raise SystemExit(f"rollout_batch needs the compiled engine (got {sim.engine_used})")
     return sim, sim.initial_state()
@@ -104,7 +105,7 @@ def time_single(sim: Simulator, q0: NDArray, cmds: NDArray, repeat: int) -> floa
 
 
 def markdown(runs: list[dict], n: int, steps: int, single_us: float, n_single: int, identical: bool,
-             load: Sequence[float], elapsed: float) -> str:
+             load: Sequence[float], elapsed: float, coarse: dict | None = None) -> str:
     one = next(r for r in runs if r["threads"] == 1)
     two = max(runs, key=lambda r: r["threads"])
     res = two["result"]
@@ -144,12 +145,21 @@ def markdown(runs: list[dict], n: int, steps: int, single_us: float, n_single: i
                ("gap: CPU µs per trajectory-step the target allows on 2 cores; the batch's (× too much)",
                 f"{need_cpu_us:.1f}; {cpu_us:.1f} ({cpu_us / need_cpu_us:.0f}×)"),
                ("the C++'s 17 µs per step on the 2 cores (s)", f"{N * steps * 17e-6 / 2:.2f}")]
+    if coarse:
+        cr = coarse["result"]
+        its = float(np.nanmean(cr.stat("mean_iterations")))
+        figures.append((f"the same batch at Δt {COARSE_DT:g} s (Table 2.7's coarsest step: its accuracy bound holds, "
+                        f"section speed), {coarse['threads']} threads: wall (s); iterations per step; failed / "
+                        "unconverged", f"**{coarse['wall']:.3f}**; {its:.2f}; "
+                        f"{int(np.count_nonzero(cr.status[:, 0] != 0))} / "
+                        f"{int(np.count_nonzero(cr.stat('converged') < 0.5))}"))
     return "\n".join([
         figures_table(settings, ("setting", "value")), "", zr._render(head, body, True), "", figures_table(figures), "",
         speed._data("batch", {"n": n, "horizon": HORIZON, "threads": two["threads"], "wall": round(two["wall"], 4),
                               "rtf": round(rtf2, 1), "wall1": round(one["wall"], 4),
                               "rtf1": round(n * HORIZON / one["wall"], 1),
-                              "eff": round(one["wall"] / (two["threads"] * two["wall"]), 3)}),
+                              "eff": round(one["wall"] / (two["threads"] * two["wall"]), 3),
+                              "wall_coarse": round(coarse["wall"], 4) if coarse else None}),
     ])
 
 
@@ -193,8 +203,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     n_single = min(50, n)
     single_us = time_single(sim, q0, cmds[:n_single], 3)
     print(f"single rollout: {single_us:.2f} us/step; threads identical: {identical}")
+    sim_c, _ = make_sim(a.terrain_dir, COARSE_DT)
+    coarse = time_batch(sim_c, q0, commands(n, a.seed, dt=COARSE_DT), threads[-1], repeat)
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    print(f"Δt {COARSE_DT:g}: {coarse['wall']:.4f} s wall ({threads[-1]} threads)")
     md = markdown(runs, n, steps, single_us, n_single, identical, (load0, os.getloadavg()[0]),
-                  time.perf_counter() - t0)
+                  time.perf_counter() - t0, coarse)
     doc = a.out or (zr.ROOT / "out" / "batch_quick" / "benchmarks.md" if a.quick else speed.DOC)
     speed.prepare_doc(doc)
     update_section(doc, "batch", md)
