@@ -7,7 +7,12 @@ default contact: ``coulomb`` (static friction) for the tracks, ``linear`` for th
 - ``csm``: Contact Surface Motion — the tracks as belt contact elements (docs/tracks.md), static friction;
 - ``csm linear``: the same with the wheels' linear contact model (like for like with the wheel models' speed);
 - ``4wheels`` / ``8wheels``: each track replaced by 4 or 8 wheels between its rollers, driven in sync
-  (:func:`wmr_dynamics.tracks.wheel_approximation`).
+  (:func:`wmr_dynamics.tracks.wheel_approximation`);
+- ``pushed``: the paper's no_friction model — frictionless belts (linear contact, μ = 0) held still, the robot
+  pushed by an external wrench at the body origin (``Stepper.set_external_wrench``) that a PI controller sets
+  every step from the commanded body velocity (v, 0, ω) (gain ``PUSH_GAIN``); stepped from Python, one call
+  per step, so its CPU time includes ~30 µs of call overhead per step (docs/benchmarks.md, "Stepping call by
+  call").
 
 Scenarios and metrics (the paper's; where its metric compares with the real robot's recorded trajectory,
 which we do not have, we report the metric against the ideal no-slip motion instead and say so):
@@ -55,15 +60,22 @@ from wmr_dynamics import load_model  # noqa: E402
 from wmr_dynamics.collision import drop_onto_terrain  # noqa: E402
 from wmr_dynamics.controllers import BodyVelocityController  # noqa: E402
 from wmr_dynamics.errors import SimulationError  # noqa: E402
+from wmr_dynamics.kinematics import forward_kinematics  # noqa: E402
+from wmr_dynamics.kinematics.enhanced import composite_inertia  # noqa: E402
 from wmr_dynamics.model import WmrModel  # noqa: E402
 from wmr_dynamics.simulate import Simulator  # noqa: E402
 from wmr_dynamics.spatial import quat_to_rpy  # noqa: E402
+from wmr_dynamics.stepper import Stepper  # noqa: E402
 from wmr_dynamics.terrain import Plane, load_sdf_world  # noqa: E402
 from wmr_dynamics.tracks import tracks, wheel_approximation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DT = 0.01  # s: the obstacles' edges want short steps
-MODELS = ("csm", "csm linear", "4wheels", "8wheels")
+MODELS = ("csm", "csm linear", "4wheels", "8wheels", "pushed")
+#: the pushed baseline's velocity servo towards the commanded body velocity (v, 0, ω), a PI controller per axis
+#: (the paper's P(ID)): e.g. body force m (K e + K²/4 ∫e) for the forward error e = v − v_x (critically damped
+#: for a free body), K in 1/s
+PUSH_GAIN = 20.0
 
 
 def _models(vehicle: str) -> dict:
@@ -71,14 +83,49 @@ def _models(vehicle: str) -> dict:
     linear = WmrModel(frames=csm.frames, wheels=csm.wheels, joint_constraints=csm.joint_constraints,
                       joint_springs=dict(csm.joint_springs), name=f"{csm.name}_linear",
                       config={**csm.config, "contact": "linear"}, source=csm.source)
+    pushed = WmrModel(frames=csm.frames, wheels=csm.wheels, joint_constraints=csm.joint_constraints,
+                      joint_springs=dict(csm.joint_springs), name=f"{csm.name}_pushed",
+                      config={**csm.config, "contact": {"model": "linear", "params": {"mu": 0.0}}}, source=csm.source)
     return {"csm": csm, "csm linear": linear, "4wheels": wheel_approximation(csm, 4),
-            "8wheels": wheel_approximation(csm, 8)}
+            "8wheels": wheel_approximation(csm, 8), "pushed": pushed}
 
 
 _CHI: dict = {}  # model name → steering efficiency χ (Martínez et al.), identified by calibrate_chi
 
 
+class _Pushed:
+    """The states of a pushed run (``q``: (steps + 1, nq)), as a SimResult's."""
+
+    def __init__(self, q: list) -> None:
+        self.q = np.array(q)
+
+
+def _run_pushed(model, terrain, duration: float, command, q0=None):  # noqa: ANN001, ANN202
+    """Pecka et al.'s no_friction model: frictionless belts (μ = 0) held still, the robot pushed by an external
+    wrench at the body origin that a P controller sets each step from the commanded (v, ω)."""
+    st = Stepper(model, terrain, "dynamic", DT)
+    d = st.make_data(q0)
+    m, _, I_b = composite_inertia(model, forward_kinematics(model, d.q))
+    rates = np.zeros(len(model.actuated_joint_names))
+    n = int(round(duration / DT))
+    states = [d.q.copy()]
+    gain = np.array([I_b[2, 2], m, m])  # yaw, forward, lateral
+    integral = np.zeros(3)
+    t0 = time.perf_counter()
+    for k in range(n):
+        v, w = command(k * DT) if callable(command) else command
+        err = np.array([w - d.qvel[2], v - d.qvel[3], -d.qvel[4]])
+        integral += err * DT
+        out = gain * (PUSH_GAIN * err + PUSH_GAIN ** 2 / 4 * integral)
+        st.set_external_wrench(d, [0.0, 0.0, out[0], out[1], out[2], 0.0])
+        st.advance(d, 1, rates=rates)
+        states.append(d.q.copy())
+    return _Pushed(states), time.perf_counter() - t0
+
+
 def _run(model, terrain, duration: float, command, q0=None):  # noqa: ANN001, ANN202
+    if model.name.endswith("_pushed"):
+        return _run_pushed(model, terrain, duration, command, q0)
     controller = BodyVelocityController(model, steering_efficiency=_CHI.get(model.name, 1.0))
     sim = Simulator(model, terrain, mode="dynamic", dt=DT, controller=controller)
     t0 = time.perf_counter()

@@ -182,8 +182,8 @@ class Stepper:
 
     def reset(self, data: SimData, q: ArrayLike | None = None, qvel: ArrayLike | None = None) -> SimData:
         """Back to time 0 at state ``q`` (default :meth:`initial_state`) with velocity ``qvel`` (default 0):
-        integrals zeroed, contact set, contact angles (the collision search's warm start) and cached mass matrix
-        dropped, every wheel sticking (coulomb contact)."""
+        integrals zeroed, contact set, contact angles (the collision search's warm start), cached mass matrix and
+        external wrench dropped, every wheel sticking (coulomb contact)."""
         m = self.model
         q = self.initial_state() if q is None else checks.state("q", q, m.num_states)
         data.q[:] = q
@@ -199,6 +199,7 @@ class Stepper:
 
             ws.counts[C_MASS_READY] = 0
             ws.counts[C_SLIDING] = 0  # coulomb contact: every wheel starts sticking
+            ws.tau_ext[:] = 0.0  # no external wrench
         else:
             ws.row_weight[:] = 1.0
         return data
@@ -230,6 +231,18 @@ class Stepper:
         e.kd_margin = e.kd._replace(margin=True)
 
     # ---- stepping --------------------------------------------------------------------------------------
+    def set_external_wrench(self, data: SimData, wrench: ArrayLike | None) -> None:
+        """Apply an external wrench to the body in the following steps (dynamic mode) until changed: ``wrench`` =
+        [τ_x, τ_y, τ_z (N·m); f_x, f_y, f_z (N)] in the body frame, the force acting at the body frame's origin
+        (a push, a tow rope, wind); ``None`` removes it (so does :meth:`reset`).  It is the generalized force τ
+        of eq. 2.82 on the body's six coordinates of q̇' (the body-frame twist [ω_b; v_b]), so it is applied
+        implicitly, as every force of the step."""
+        if self.mode != "dynamic":
+            raise ArgumentError(f"set_external_wrench: external forces need the dynamic model (mode is {self.mode!r})")
+        w = np.zeros(6) if wrench is None else _vector("wrench", wrench, 6)
+        data.workspace.tau_ext[:] = 0.0
+        data.workspace.tau_ext[:6] = w
+
     def advance(self, data: SimData, n: int = 1, command: ArrayLike | None = None,
                 rates: ArrayLike | None = None, clip: bool = True) -> SimData:
         """Advance ``data`` by ``n`` steps holding one command: ``command`` = (v m/s, ω rad/s) through the

@@ -196,6 +196,7 @@ class DynamicsWorkspace(NamedTuple):
     # ∂moment/∂x (nz of n)], j_w the generalized direction of a moment about wheel w's axis
     mw: NDArray
     cwork: NDArray  # the contact kernel's scratch (contact_models._base.WORK_ROWS, ≥ max(5, nw))
+    tau_ext: NDArray  # (n,) external generalized force τ of eq. 2.82 (N, N·m; q̇' coordinates), 0 unless set
 
 
 @njit
@@ -233,7 +234,8 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
         np.zeros(nA, dtype=np.int64),  # mrows
         z(nq), z(n), z(nq), z(n), z(na1),  # sub-stepping
         z((n_moment, MOMENT_COLUMNS + 2 * n)),  # mw
-        z((WORK_ROWS, max(5, nw))))  # cwork
+        z((WORK_ROWS, max(5, nw))),  # cwork
+        z(n))  # tau_ext
 
 
 # ---- per-step set-up (steps 1–2 of the force_balance module docstring) -----------------------------------
@@ -328,7 +330,8 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
 @njit(inline="always")  # passes the workspace: inlined, not copied per call
 def _reduced(md: ModelData, ws: DynamicsWorkspace, nz: int, n: int, nA: int, qvel: NDArray, dt: float) -> None:
     """The force balance in the null-space coordinates z (q̇'[i+1] = q̇'_p + Nᵀz, so every rigid row holds):
-    G = N M Nᵀ/Δt, e0 = N (M (q̇'_p − q̇')/Δt + c) — so that N (M q̈' + c) = e0 + G z (eq. 2.82) — and AN = A Nᵀ,
+    G = N M Nᵀ/Δt, e0 = N (M (q̇'_p − q̇')/Δt + c − τ) — so that N (M q̈' + c − τ) = e0 + G z (eq. 2.82; τ the
+    external generalized force ws.tau_ext) — and AN = A Nᵀ,
     each row's velocity per unit z (∂v/∂z); the model rows' list ``mrows``.  Each product skips the zero entries
     of N and A (N: mostly unit rows; A: a wheel's row touches only the body and its own chain)."""
     for k in range(nz):  # MNt = N M (rows), with M symmetric
@@ -339,11 +342,11 @@ def _reduced(md: ModelData, ws: DynamicsWorkspace, nz: int, n: int, nA: int, qve
             if t != 0.0:
                 for i in range(n):
                     ws.MNt[k, i] += t * ws.M[j, i]
-    for i in range(n):  # r = M (q̇'_p − q̇')/Δt + c into e_t (scratch)
+    for i in range(n):  # r = M (q̇'_p − q̇')/Δt + c − τ into e_t (scratch; τ: external forces, eq. 2.82)
         s = 0.0
         for j in range(n):
             s += ws.M[i, j] * (ws.qp[j] - qvel[j])
-        ws.e_t[i] = s / dt + ws.bias[i]
+        ws.e_t[i] = s / dt + ws.bias[i] - ws.tau_ext[i]
     for a in range(nz):
         s = 0.0
         for i in range(n):
@@ -968,7 +971,7 @@ def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel:
     nm, nb = ws.counts[C_MODEL_ROWS], ws.counts[C_RIGID_BASIS]
     g = ws.p
     for j in range(n):  # eq. 2.82: M q̈' + c − τ is the constraint force; less the model rows' forces
-        s = ws.bias[j]
+        s = ws.bias[j] - ws.tau_ext[j]
         for i in range(n):
             s += ws.M[j, i] * (ws.qn[i] - qvel[i]) / dt
         for m in range(nm):
