@@ -59,7 +59,7 @@ import wmr_dynamics.compiled.dynamics as D  # noqa: E402
 from wmr_dynamics import spatial  # noqa: E402
 from wmr_dynamics.compiled.collision import wheel_contacts_kernel  # noqa: E402
 from wmr_dynamics.compiled.controllers import controller_rates  # noqa: E402
-from wmr_dynamics.compiled.linalg import null_space_rows, orthonormalize_last  # noqa: E402
+from wmr_dynamics.compiled.linalg import null_space_rows  # noqa: E402
 from wmr_dynamics.controllers import BodyVelocityController  # noqa: E402
 from wmr_dynamics.dynamics.rigid_body import _crba, _plucker_all, _rnea  # noqa: E402
 from wmr_dynamics.kinematics import forward_kinematics  # noqa: E402
@@ -285,14 +285,7 @@ def _t_jacobians(reps, md, ws):  # noqa: ANN001, ANN201
 def _t_null_space(reps, fd, ws, nA, n):  # noqa: ANN001, ANN201
     nz = 0
     for _ in range(reps):
-        nb = 0
-        for r in range(nA):
-            if ws.rigid[r]:
-                for j in range(n):
-                    ws.basis[nb, j] = ws.A[r, j]
-                ws.target[nb] = ws.v_target[r]
-                if orthonormalize_last(ws.basis, ws.target, nb, n, fd.qr_tolerance):
-                    nb += 1
+        nb = D._rigid_basis(fd, ws, nA, n)
         nz = null_space_rows(ws.basis, nb, n, ws.Nt, ws.qp)
     return nz
 

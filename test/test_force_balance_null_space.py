@@ -11,6 +11,8 @@ What a step's result must satisfy, checked with NumPy from the step's own output
   for a model whose rigid row is not a unit row.
 """
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -22,7 +24,7 @@ from wmr_dynamics.simulate import Simulator
 from wmr_dynamics.terrain import gaussian_rough_terrain
 
 DT = 0.02
-DATA = __import__("pathlib").Path(__file__).parent / "data"
+DATA = Path(__file__).parent / "data"
 
 
 def _state(name, lift=0.0):

@@ -295,14 +295,7 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
     for r in range(3 * nw):
         ws.rigid[r] = False
     # the rigid rows' orthonormal basis B with their velocity targets, then the null space N of B (rows of Nt)
-    nb = 0
-    for r in range(nA):
-        if ws.rigid[r]:
-            for j in range(n):
-                ws.basis[nb, j] = ws.A[r, j]
-            ws.target[nb] = ws.v_target[r]
-            if orthonormalize_last(ws.basis, ws.target, nb, n, fd.qr_tolerance):
-                nb += 1
+    nb = _rigid_basis(fd, ws, nA, n)
     if fd.contact_kind == CONTACT_COULOMB:
         nb = _coulomb_hold_rows(ws, nw, n, nb)
     ws.counts[C_RIGID_BASIS] = nb
@@ -325,6 +318,21 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
                 s += t * qvel[j]
         ws.x[k] = s
     return 0
+
+
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
+def _rigid_basis(fd: DynamicsData, ws: DynamicsWorkspace, nA: int, n: int) -> int:
+    """The rigid rows' orthonormal basis B into ws.basis with their velocity targets in ws.target (a row dependent on
+    those before it to ``fd.qr_tolerance`` is held through them); returns its size."""
+    nb = 0
+    for r in range(nA):
+        if ws.rigid[r]:
+            for j in range(n):
+                ws.basis[nb, j] = ws.A[r, j]
+            ws.target[nb] = ws.v_target[r]
+            if orthonormalize_last(ws.basis, ws.target, nb, n, fd.qr_tolerance):
+                nb += 1
+    return nb
 
 
 @njit(inline="always")  # passes the workspace: inlined, not copied per call

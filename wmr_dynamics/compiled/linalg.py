@@ -121,6 +121,31 @@ def orthonormalize_last(basis: NDArray, target: NDArray, nb: int, ncols: int, re
     return True
 
 
+@njit(inline="always")
+def _remove_unit_components(V: NDArray, m: int, B: NDArray, nb: int, col: int, ncols: int) -> bool:
+    """V[m] −= Σ_b B[b, col] B[b] (V[m]'s components along the orthonormal rows B[:nb] when V[m] is the unit vector
+    e_col); returns whether any was non-zero."""
+    any_ = False
+    for b in range(nb):
+        d = B[b, col]
+        if d != 0.0:
+            any_ = True
+            for c in range(ncols):
+                V[m, c] -= d * B[b, c]
+    return any_
+
+
+@njit(inline="always")
+def _remove_components(V: NDArray, m: int, B: NDArray, nb: int, ncols: int) -> None:
+    """V[m] ← V[m] − Σ_b (V[m] · B[b]) B[b] (modified Gram–Schmidt against the orthonormal rows B[:nb])."""
+    for b in range(nb):
+        d = 0.0
+        for c in range(ncols):
+            d += V[m, c] * B[b, c]
+        for c in range(ncols):
+            V[m, c] -= d * B[b, c]
+
+
 @njit(_nrt=False)
 def null_space_rows(basis: NDArray, nb: int, ncols: int, N: NDArray, work: NDArray) -> int:
     """Orthonormal rows ``N[:ncols − nb]`` spanning the orthogonal complement of the orthonormal rows
@@ -141,35 +166,16 @@ def null_space_rows(basis: NDArray, nb: int, ncols: int, N: NDArray, work: NDArr
                 best, best_w = j, work[j]
         if best < 0 or best_w <= 1e-12:
             break
-        exact = True  # e_best has no component along the rows so far: it is a row of the complement as is
         for c in range(ncols):
             N[nz, c] = 0.0
         N[nz, best] = 1.0
-        for b in range(nb):
-            d = basis[b, best]
-            if d != 0.0:
-                exact = False
-                for c in range(ncols):
-                    N[nz, c] -= d * basis[b, c]
-        for k in range(nz):
-            d = N[k, best]
-            if d != 0.0:
-                exact = False
-                for c in range(ncols):
-                    N[nz, c] -= d * N[k, c]
+        # e_best's components along the rows so far are their entries in column best; none: it is a row of the
+        # complement as is
+        exact = not _remove_unit_components(N, nz, basis, nb, best, ncols)
+        exact = not _remove_unit_components(N, nz, N, nz, best, ncols) and exact
         if not exact:  # a second pass, for accuracy, then unit length
-            for b in range(nb):
-                d = 0.0
-                for c in range(ncols):
-                    d += N[nz, c] * basis[b, c]
-                for c in range(ncols):
-                    N[nz, c] -= d * basis[b, c]
-            for k in range(nz):
-                d = 0.0
-                for c in range(ncols):
-                    d += N[nz, c] * N[k, c]
-                for c in range(ncols):
-                    N[nz, c] -= d * N[k, c]
+            _remove_components(N, nz, basis, nb, ncols)
+            _remove_components(N, nz, N, nz, ncols)
             s = 0.0
             for c in range(ncols):
                 s += N[nz, c] * N[nz, c]
