@@ -63,6 +63,11 @@ def _belt_column(md: ModelData, T_world: NDArray, w: int, r_c: NDArray, R_c: NDA
     ρ) at the contact point scaled to the belt speed — for a belt point, −r_s x̂_hub.  A θ̇ of the sprocket
     then moves the contact point along −x̂ of the outline at r_s θ̇ (the belt runs backwards under the
     track when the vehicle drives forwards) and nothing else; rows are in contact-frame coordinates.
+
+    Only the tangential rows get it: the belt slides along the outline, which does not move the outline into
+    the ground, so the normal row (Δz's rate) is the hull's motion alone — Pecka et al.'s surface motion lies in
+    the contact plane.  (Where the normal is not perpendicular to the belt — a belt point on a tread with the
+    track pitched — the belt's speed would otherwise read as the contact sinking or lifting.)
     """
     f = md.wheel_frame[w]
     o0, o1, o2, _, _, _, _, _, _ = _element_circle(md, T_world, w, f)
@@ -70,8 +75,9 @@ def _belt_column(md: ModelData, T_world: NDArray, w: int, r_c: NDArray, R_c: NDA
     ux, uy, uz = T_world[f, 0, 1], T_world[f, 1, 1], T_world[f, 2, 1]
     dx, dy, dz = r_c[0] - o0, r_c[1] - o1, r_c[2] - o2
     cx, cy, cz = s * (uy * dz - uz * dy), s * (uz * dx - ux * dz), s * (ux * dy - uy * dx)
-    for r in range(3):
+    for r in range(2):
         A[r, f + 5] = R_c[0, r] * cx + R_c[1, r] * cy + R_c[2, r] * cz
+    A[2, f + 5] = 0.0
 
 
 @njit
