@@ -61,6 +61,68 @@ def test_bad_track_descriptions_are_refused_with_the_reason():
         track_elements(Track(**good, belt_points=-1))
     with pytest.raises(ModelError, match="rear: expected"):
         track_elements(Track(**{**good, "rear": (np.nan, 0.0)}))
+    for bad in (-1, 1.5, True, 61):
+        with pytest.raises(ModelError, match="upper_points must be an integer"):
+            track_elements(Track(**good, upper_points=bad))
+
+
+def test_upper_run_points_sample_the_upper_run():
+    """``upper_points`` fixed points of the upper run, between the lower-run points and the front arc: the
+    highest points of circles interpolating the rollers' (a 0.1 m and a 0.05 m roller here)."""
+    t = Track(frame="t", sprocket_radius=0.1, rear=(-0.3, 0.0), front=(0.3, 0.05), rear_radius=0.1,
+              front_radius=0.05, belt_points=1, upper_points=2)
+    el = track_elements(t)
+    assert [e.kind for e in el] == ["arc", "belt", "upper", "upper", "arc"]
+    for e, s in zip(el[2:4], (1 / 3, 2 / 3), strict=True):
+        assert e.centre == pytest.approx((-0.3 + 0.6 * s, 0.05 * s))
+        assert e.radius == pytest.approx(0.1 - 0.05 * s)
+        assert e.name.startswith("t/upper")
+
+
+def _talon_with_upper_points(n: int = 3):
+    import yaml
+
+    data = wd.urdf.data_dirs()[0]
+    cfg = yaml.safe_load((data / "config" / "talon.yaml").read_text())
+    cfg.pop("urdf")
+    for spec in cfg["tracks"].values():
+        spec["upper_points"] = n
+    return wd.load_model(str(data / "urdf" / "talon.urdf"), config=cfg)
+
+
+def test_a_turned_over_track_touches_with_its_upper_run():
+    """Talon on its back (roll π), belts' upper runs on flat ground with a 3 cm ridge under the middle: the
+    middle upper point is 3 cm into the ridge, the others on the ground, the lower-run points 2 r_s above the
+    ground or the ridge (closed form); the belt runs forwards along the upper run (+r_s x̂_hub per rad/s),
+    backwards along the lower."""
+    m = _talon_with_upper_points(3)
+    ridge = Box(center=(0.0, 0.0), size=(0.1, 3.0), height=0.03)
+    T = forward_kinematics(m, m.state(xyz=(0.0, 0.0, R_S), rpy=(np.pi, 0.0, 0.0)))
+    c = wheel_contacts(m, T, ridge)
+    A = wheel_jacobians(m, T, c)
+    for side, t in enumerate(tracks(m)):
+        upper = [w for w in t.elements if m.wheels[w].kind == "upper"]
+        lower = [w for w in t.elements if m.wheels[w].kind == "belt"]
+        assert len(upper) == 3 and len(lower) == 3
+        assert c.dz[upper] == pytest.approx([0.0, -0.03, 0.0], abs=1e-12)
+        assert c.dz[lower] == pytest.approx([2 * R_S, 2 * R_S - 0.03, 2 * R_S], abs=1e-12)  # above the ridge too
+        x_hub = T[t.frame, :3, 0]
+        for w, sign in ((upper[0], 1.0), (lower[0], -1.0)):
+            v_world = c.frames[w] @ A[3 * w:3 * w + 3, 6 + side]  # the belt's velocity per rad/s, world axes
+            assert np.allclose(v_world, sign * R_S * x_hub, atol=1e-12)
+
+
+def test_a_turned_over_tracked_vehicle_drives_backwards():
+    """On its back the upper runs carry Talon, and they run the other way: belts driven as for 0.3 m/s
+    forwards move the vehicle backwards at 0.3 m/s (5 s: 1.5 m within 2 %), straight."""
+    m = _talon_with_upper_points(3)
+    sim = Simulator(m, Plane(), mode="dynamic", dt=0.01)
+    q0 = m.state(xyz=(0.0, 0.0, R_S - 0.005), rpy=(np.pi, 0.0, 0.0))
+    settled = sim.run(1.0, (0.0, 0.0), q0=q0)
+    r = sim.run(5.0, (0.3, 0.0), q0=settled.q[-1], qvel0=settled.qvel[-1])
+    d = r.q[-1, 4:7] - r.q[0, 4:7]
+    assert d[0] == pytest.approx(-1.5, rel=0.02)
+    assert abs(d[1]) < 0.01
 
 
 def _talon_yaml(tmp_path, tracks_block: str, box: str = "0.8636 0.1524 0.254") -> str:

@@ -98,13 +98,13 @@ class Frame:
     aliases: tuple[str, ...] = ()
 
 
-ELEMENT_KINDS: tuple[str, ...] = ("wheel", "arc", "belt")  # Wheel.kind; index = the compiled wheel_kind code
+ELEMENT_KINDS: tuple[str, ...] = ("wheel", "arc", "belt", "upper")  # Wheel.kind; index = the compiled wheel_kind code
 
 
 @dataclass(frozen=True)
 class Wheel:
     """A wheel attached to a frame that turns about its own y axis (thesis §2.2.1 convention), or one
-    contact element of a track (``kind`` ``"arc"`` or ``"belt"``, made by :func:`track_elements`).
+    contact element of a track (``kind`` ``"arc"``, ``"belt"`` or ``"upper"``, made by :func:`track_elements`).
 
     ``radius`` is the outer radius (m).  A ``shape="cylinder"`` wheel is the thesis's thin 3D circle
     in the wheel's x–z plane; ``shape="torus"`` (Auchter et al.) has a tread of crown radius
@@ -114,8 +114,9 @@ class Wheel:
     x–z plane of the *hub* frame (the joint frame at zero displacement, which does not turn with the
     sprocket), centred at ``centre`` = (x, z) in it.  An ``"arc"`` element touches the ground wherever its
     circle does (searched like a wheel's rim: the belt wrapped around an end roller); a ``"belt"`` element
-    is the circle's lowest point in the hub frame, a fixed point of the lower run.  Either moves with the
-    belt: its contact-point velocity along the outline is ``rolling_radius``·θ̇ (the sprocket radius r_s).
+    is the circle's lowest point in the hub frame, a fixed point of the lower run; an ``"upper"`` element its
+    highest point, a fixed point of the upper run (it touches when the track is turned over).  Each moves with
+    the belt: its contact-point velocity along the outline is ``rolling_radius``·θ̇ (the sprocket radius r_s).
     ``name`` identifies the element (default: the frame name); ``track`` names its track.
     """
 
@@ -150,7 +151,9 @@ class Track:
     lower and upper runs (their common tangents).  The belt moves at ``sprocket_radius``·θ̇ (m/s).
     ``belt_points`` fixed contact points sample the lower run between the rollers (each end roller is an
     arc element, so a flat lower run is sampled at belt_points + 2 evenly spaced points when the rollers
-    have equal radii and heights).  ``width`` (m) is the belt width (for the terramechanics models).
+    have equal radii and heights); ``upper_points`` (default 0) sample the upper run the same way, for a
+    track that may be turned over (a flipper raised over an obstacle, a vehicle on its back).  ``width`` (m)
+    is the belt width (for the terramechanics models).
     """
 
     frame: str
@@ -162,13 +165,16 @@ class Track:
     belt_points: int = 3
     width: float = 0.0
     name: str | None = None
+    upper_points: int = 0
 
 
 def track_elements(track: Track) -> list[Wheel]:
-    """The contact elements of a track: rear arc, ``belt_points`` lower-run points (rear to front), front arc.
+    """The contact elements of a track: rear arc, ``belt_points`` lower-run points (rear to front),
+    ``upper_points`` upper-run points (rear to front), front arc.
 
     A belt point is the lowest point (in the hub frame) of a circle whose centre and radius interpolate the
-    rollers', so the points lie on the lower run's tangent line.  Raises :class:`ModelError` for a bad
+    rollers', so the points lie on the line through the rollers' lowest points; an upper point is such a
+    circle's highest point.  Raises :class:`ModelError` for a bad
     description (non-positive radii, a front roller not ahead of the rear one, a negative point count).
     """
     name = track.name or track.frame
@@ -180,17 +186,19 @@ def track_elements(track: Track) -> list[Wheel]:
             raise ModelError(f"{where}: {key} must be a positive number of metres, got {v!r}")
     if not xf - xr > track.rear_radius * 1e-6:
         raise ModelError(f"{where}: the front roller (x = {xf:g} m) must be ahead of the rear one (x = {xr:g} m)")
-    if not (isinstance(track.belt_points, (int, np.integer)) and 0 <= track.belt_points <= 60):
-        raise ModelError(f"{where}: belt_points must be an integer in [0, 60], got {track.belt_points!r}")
+    for key in ("belt_points", "upper_points"):
+        v = getattr(track, key)
+        if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 0 <= v <= 60):
+            raise ModelError(f"{where}: {key} must be an integer in [0, 60], got {v!r}")
     common = dict(frame=track.frame, width=float(track.width), rolling_radius=float(track.sprocket_radius),
                   track=name)
     out = [Wheel(radius=float(track.rear_radius), kind="arc", centre=(xr, zr), name=f"{name}/rear", **common)]
-    n = int(track.belt_points)
-    for k in range(n):
-        s = (k + 1) / (n + 1)
-        r = (1 - s) * track.rear_radius + s * track.front_radius
-        out.append(Wheel(radius=float(r), kind="belt", centre=((1 - s) * xr + s * xf, (1 - s) * zr + s * zf),
-                         name=f"{name}/belt{k}", **common))
+    for kind, n, label in (("belt", int(track.belt_points), "belt"), ("upper", int(track.upper_points), "upper")):
+        for k in range(n):
+            s = (k + 1) / (n + 1)
+            r = (1 - s) * track.rear_radius + s * track.front_radius
+            out.append(Wheel(radius=float(r), kind=kind, centre=((1 - s) * xr + s * xf, (1 - s) * zr + s * zf),
+                             name=f"{name}/{label}{k}", **common))
     out.append(Wheel(radius=float(track.front_radius), kind="arc", centre=(xf, zf), name=f"{name}/front", **common))
     return out
 
@@ -505,7 +513,7 @@ def _validate_element(w: Wheel, where: str) -> None:
         raise ModelError(f"{where}: rolling_radius must be a positive number of metres, got {w.rolling_radius!r}")
     if w.kind == "wheel" and (tuple(w.centre) != (0.0, 0.0) or w.track is not None):
         raise ModelError(f"{where}: a wheel turns about its own axis (centre (0, 0), no track); "
-                         "a track's elements have kind 'arc' or 'belt'")
+                         "a track's elements have kind 'arc', 'belt' or 'upper'")
     if w.kind != "wheel" and w.shape != "cylinder":
         raise ModelError(f"{where}: a track element's outline is a thin circle (shape 'cylinder')")
 

@@ -85,7 +85,7 @@ from wmr_dynamics.compiled.terrain import height_normal
 from wmr_dynamics.errors import ModelError, TerrainError
 from wmr_dynamics.model import WmrModel
 
-KIND_WHEEL, KIND_ARC, KIND_BELT = 0, 1, 2  # ModelData.wheel_kind (model.ELEMENT_KINDS)
+KIND_WHEEL, KIND_ARC, KIND_BELT, KIND_UPPER = 0, 1, 2, 3  # ModelData.wheel_kind (model.ELEMENT_KINDS)
 N_SAMPLES = 36  # coarse samples of δ on the circle (10°)
 N_REFINE = 4  # refinement rounds, each shrinking the δ bracket 4× (final spacing ≈ 0.04°)
 METHOD_SAMPLED, METHOD_FAST = 0, 1
@@ -251,6 +251,8 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
         taken, ok, sb, cb = False, True, 0.0, 1.0
         if kind == KIND_BELT:  # a fixed point of the lower run: δ = 0 in the hub frame
             taken = True
+        elif kind == KIND_UPPER:  # a fixed point of the upper run: δ = π
+            taken, cb = True, -1.0
         elif warm and math.isfinite(angle[w]):  # warm start at the previous step's contact angle (hub frame)
             d0 = _hub_to_wheel(md, T_world, f, T, angle[w]) if kind == KIND_WHEEL else angle[w]
             taken, ok, sb, cb = _warm_search(td, ox, oy, oz, ax, ay, az, bx, by, bz, d0, n_samples, trig,

@@ -40,7 +40,7 @@ class ModelData(NamedTuple):
     wheel_frame: NDArray  # (nw,) int64
     wheel_radius: NDArray  # (nw,) m, rolling radius (contact speed per rad/s; a track's sprocket radius)
     wheel_tube: NDArray  # (nw,) m, torus tube radius (0 = thin cylinder)
-    wheel_kind: NDArray  # (nw,) int64, 0 wheel, 1 track arc, 2 track belt point (model.ELEMENT_KINDS)
+    wheel_kind: NDArray  # (nw,) int64, 0 wheel, 1 track arc, 2 lower-run point, 3 upper-run point (ELEMENT_KINDS)
     wheel_centre: NDArray  # (nw, 3) m, the element's circle centre in the hub frame (0 for a wheel)
     wheel_circle: NDArray  # (nw,) m, the element's circle radius for collision (a wheel's outer radius)
     actuated_frames: NDArray  # (na,) int64, frames of the actuated joints (WmrModel.actuated_joint_names order)
