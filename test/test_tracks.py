@@ -228,8 +228,10 @@ def _front_roller_centres(model, T):
 def test_a_roller_at_a_step_edge_gets_the_belt_surface_normal(talon):
     """Issue 13 item 1, "on edges, from the belt surface": front rollers (centre C, radius r_s) with a 6 cm
     step's edge 9 cm ahead of their centres hold the step's corner E inside the circle, so the contact is the
-    corner — normal (C − E)/|C − E|, Δz = |C − E| − r_s, point C − r_s n̂ (closed form).  Wheels of the
-    two-wheel approximation at the same circles keep eq. 2.8's contact: on the tread, normal straight up."""
+    corner — normal (C − E)/|C − E|, Δz = |C − E| − r_s, point C − r_s n̂ (closed form).  A 20 cm face (above
+    the axle) 1 cm into the rollers: the contact is the face — normal straight back, Δz = −1 cm, at the
+    centre's height.  Wheels of the two-wheel approximation at the same circles keep eq. 2.8's contact with
+    the step: on the tread, normal straight up."""
     x_edge, height = 0.3048 + 0.09, 0.06
     step = Box(center=(x_edge + 1.0, 0.0), size=(2.0, 3.0), height=height)
     T = forward_kinematics(talon, _level_state(talon))
@@ -241,6 +243,14 @@ def test_a_roller_at_a_step_edge_gets_the_belt_surface_normal(talon):
         assert c.dz[w] == pytest.approx(np.linalg.norm(d) - R_S, abs=1e-5)  # −14.8 mm
         assert np.allclose(c.normals[w], n, atol=1e-4)  # 53° back from vertical
         assert np.allclose(c.points[w], C - R_S * n, atol=1e-5)
+    # a face higher than the axle, 1 cm into the rollers: the contact is the face, at the centre's height
+    wall = Box(center=(0.3048 + R_S - 0.01 + 1.0, 0.0), size=(2.0, 3.0), height=0.2)
+    c = wheel_contacts(talon, T, wall)
+    for t, C in zip(tracks(talon), _front_roller_centres(talon, T), strict=True):
+        w = t.elements[-1]
+        assert c.dz[w] == pytest.approx(-0.01, abs=1e-6)
+        assert np.allclose(c.normals[w], [-1.0, 0.0, 0.0], atol=1e-9)
+        assert np.allclose(c.points[w], C + [R_S, 0.0, 0.0], atol=1e-6)
     wheels = wheel_approximation(talon, 2)
     cw = wheel_contacts(wheels, forward_kinematics(wheels, _level_state(wheels)), step)
     front = [w for w in range(wheels.num_wheels) if cw.points[w, 0] > 0.3]

@@ -289,20 +289,20 @@ def _arc_descend(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay
     beyond it — and the refinement rounds, whose reach shrinks 4× a round, stop short of it when the best
     coarse sample lies further off (measured: 1.6° short, Δz 1.9 mm off, for a 0.127 m roller a 6 cm step
     touching it 45° ahead).  From the best δ: if a neighbour at the search's final resolution h is lower, walk
-    on with doubling steps (at most two coarse steps) until Δz rises, then shrink that bracket by golden
-    section to h/8 — the edge, approached from the tread.  Returns (sin δ, cos δ)."""
+    on with doubling steps (at most two coarse steps) until Δz rises; then shrink the bracket (that one, or
+    ±h) by golden section to h/64 — the edge, approached from the tread, or the smooth minimum.  Returns
+    (sin δ, cos δ)."""
     h = 2.0 * (2.0 * math.pi / n_samples) / 4.0 ** N_REFINE
     f0 = _rim_at(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, 0.0)
     fm = _rim_at(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, -h)
     fp = _rim_at(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, h)
-    if not (fm < f0 or fp < f0):
-        return sb, cb
-    g = 1.0 if fp < fm else -1.0
-    a, b, fb = 0.0, g * h, min(fm, fp)  # a < b < c along the descent (signed by g), f(b) below f(a), f(c)
-    c = b
+    g, a, b, c, fb = 1.0, -h, 0.0, h, f0  # a < b < c along g, f(b) below f(a) and f(c)
     step = h
     reach = 2.0 * (2.0 * math.pi / n_samples)
-    while True:
+    if fm < f0 or fp < f0:  # still falling: walk on
+        g = 1.0 if fp < fm else -1.0
+        a, b, fb = 0.0, g * h, min(fm, fp)
+    while fb < f0:
         step *= 2.0
         c = b + g * step
         if abs(c) > reach:
@@ -313,8 +313,8 @@ def _arc_descend(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay
             break
         a, b, fb = b, c, fc
     golden = 0.3819660112501051
-    for _ in range(40):  # golden section on (a, c) around b
-        if abs(c - a) < h / 8.0:
+    for _ in range(60):  # golden section on (a, c) around b (an edge may lie within h of the best: closed on too)
+        if abs(c - a) < h / 64.0:
             break
         if abs(c - b) > abs(b - a):
             x = b + golden * (c - b)
@@ -341,29 +341,36 @@ def _belt_surface(ox: float, oy: float, oz: float, ax: float, ay: float, az: flo
     """A roller arc's contact with the normal of the belt surface (issue 13: "on edges, from the belt surface"):
     (Δz, contact point, n̂) in place of eq. 2.8's (v, rim point c, terrain normal n̂).
 
-    E = c − v n̂ is the point of the terrain's tangent plane nearest the rim point — at a step's edge, the
-    corner.  The normal keeps n̂'s component a along the circle's axis ŷ and turns its in-plane part to the
-    radial direction û from E to the centre o (d = (o − E) without its ŷ part, û = d/|d|):
-    n̂' = a ŷ + √(1 − a²) û, Δz' = (|d| − ρ)/√(1 − a²), contact point o − ρ û.  Where the terrain is smooth
-    the rim point minimizing Δz is a tangency (n̂'s in-plane part ∥ û), so this is eq. 2.8's contact, exactly
-    on a plane in any pose; at an edge n̂ (the tread's, vertical) is replaced by the direction from the
-    corner to the roller's centre and Δz by the corner's distance to the circle, so the edge pushes the
-    track back as well as up and the belt's motion (along the circle's tangent ŷ × û) stays in the contact
-    plane.  A circle lying flat (|a| → 1), or one whose centre is not above E's tangent plane (sunk deeper than
-    its radius; a wall above the axle) keeps eq. 2.8's contact."""
-    ex, ey, ez = cx - v * nx, cy - v * ny, cz - v * nz
+    E = c − v n̂ is the point of the terrain's tangent plane nearest the rim point — at a step, its edge.  The
+    normal keeps n̂'s component a along the circle's axis ŷ and turns its in-plane part p̂ (unit) to the
+    direction û from the edge to the centre o: n̂' = a ŷ + √(1 − a²) û, Δz' = (|d| − ρ)/√(1 − a²), contact
+    point o − ρ û, where d is o − E without its ŷ part and, when E lies above the centre along p̂ (a face
+    higher than the axle), without its p̂ part too: then the contact is the step's face, d the centre's
+    distance from it.  Where the terrain is smooth the rim point minimizing Δz is a tangency (p̂ ∥ d), so this
+    is eq. 2.8's contact — exactly, on a plane in any pose.  At a step the tread's vertical normal would
+    push the roller straight up and leave the belt's motion partly along the normal; the corner's (or the
+    face's) normal pushes the track back as well as up, and the belt runs in the contact plane, so the belt
+    moving down the front of the roller climbs a face by friction.  A circle lying flat (|a| → 1), or a
+    centre at E keeps eq. 2.8's contact."""
+    a = nx * (by * az - bz * ay) + ny * (bz * ax - bx * az) + nz * (bx * ay - by * ax)
     inv = 1.0 / (rho * rho)
     yx, yy, yz = (by * az - bz * ay) * inv, (bz * ax - bx * az) * inv, (bx * ay - by * ax) * inv  # ŷ = ẑ × x̂
-    dx, dy, dz = ox - ex, oy - ey, oz - ez
+    a *= inv
+    k = 1.0 - a * a
+    if not k > 1e-6:
+        return v, cx, cy, cz, nx, ny, nz
+    sk = math.sqrt(k)
+    px, py, pz = (nx - a * yx) / sk, (ny - a * yy) / sk, (nz - a * yz) / sk
+    dx, dy, dz = ox - cx + v * nx, oy - cy + v * ny, oz - cz + v * nz  # o − E
     s = dx * yx + dy * yy + dz * yz
     dx, dy, dz = dx - s * yx, dy - s * yy, dz - s * yz
+    h = dx * px + dy * py + dz * pz
+    if h < 0.0:  # E above the centre: the face of the step
+        dx, dy, dz = dx - h * px, dy - h * py, dz - h * pz
     dn = math.sqrt(dx * dx + dy * dy + dz * dz)
-    a = nx * yx + ny * yy + nz * yz
-    k = 1.0 - a * a
-    if not (dn > 1e-3 * rho and k > 1e-6 and dx * nx + dy * ny + dz * nz > 0.0):
+    if not dn > 1e-3 * rho:
         return v, cx, cy, cz, nx, ny, nz
     ux, uy, uz = dx / dn, dy / dn, dz / dn
-    sk = math.sqrt(k)
     return ((dn - rho) / sk, ox - rho * ux, oy - rho * uy, oz - rho * uz, a * yx + sk * ux, a * yy + sk * uy,
             a * yz + sk * uz)
 
