@@ -257,6 +257,33 @@ def test_a_roller_at_a_step_edge_gets_the_belt_surface_normal(talon):
     assert len(front) == 2 and np.allclose(cw.normals[front], [0.0, 0.0, 1.0]) and (cw.dz[front] < -0.01).all()
 
 
+def test_a_run_resting_on_a_step_edge_touches_at_the_edge(talon):
+    """Issue 13 item 1: a rigid run touches a step's edge between its sampled points.  Talon nose up 2°, the
+    lower run 1 cm above the ground at x = 0, a 2 cm step's edge at x = 5 cm (inside the middle belt point's
+    stretch, ±7.6 cm): that point's contact is the run's point above the edge — Δz = (P_z − 0.02)·m̂_z, normal
+    m̂ the run's normal (closed form from the run's line) — where the fixed point (on the ground side) would not
+    touch.  On a level run resting on a box's flat top every run point stays at its fixed point."""
+    pitch = np.radians(2.0)
+    x_edge, height = 0.05, 0.02
+    step = Box(center=(x_edge + 1.0, 0.0), size=(2.0, 3.0), height=height)
+    T = forward_kinematics(talon, talon.state(xyz=(0.0, 0.0, R_S + 0.01), rpy=(0.0, -pitch, 0.0)))
+    c = wheel_contacts(talon, T, step)
+    for t in tracks(talon):
+        R, o = T[t.frame, :3, :3], T[t.frame, :3, 3]
+        rear_bottom = o + R @ np.array([t.rear[0], 0.0, t.rear[1] - t.rear_radius])
+        d, m = R[:, 0], R[:, 2]  # the level run's direction and normal
+        p = rear_bottom + (x_edge - rear_bottom[0]) / d[0] * d  # the run's point above the edge
+        w = t.elements[2]  # the middle belt point (hub x = 0)
+        assert c.dz[w] == pytest.approx((p[2] - height) * m[2], abs=1e-6)  # −6.3 mm: touching
+        assert np.allclose(c.normals[w], m, atol=1e-12)
+        assert np.allclose(c.points[w], p, atol=1e-4)  # within 1e-4 of the stretch
+    level = wheel_contacts(talon, forward_kinematics(talon, _level_state(talon, R_S + height)), step.__class__(
+        center=(0.0, 0.0), size=(4.0, 4.0), height=height))
+    for t in tracks(talon):
+        assert np.allclose(level.points[list(t.elements[1:-1]), 0], [-0.1524, 0.0, 0.1524], atol=1e-12)
+        assert np.allclose(level.dz[list(t.elements)], 0.0, atol=1e-12)
+
+
 def test_arc_contacts_are_eq_2_8s_on_planes_in_any_pose(talon):
     """On a plane the belt-surface normal is the plane's: every roller's Δz is the circle's signed distance
     n̂·C − n̂·p0 − r√(1 − (n̂·ŷ)²) (closed form, ŷ the roller axis) and its normal n̂, for random planes and poses

@@ -18,9 +18,10 @@ array             shape           meaning
 ``wheel_frame``   (nw,)           frame index of each wheel (revolute about its own y axis)
 ``wheel_radii``   (nw,)           m, rolling radius: contact speed per rad/s of the joint (a wheel's outer
                                   radius; a track element's sprocket radius, belt speed = r_s·θ̇)
-``wheel_kind``    (nw,)           0 wheel, 1 track arc, 2 track belt point (see :class:`Wheel`)
+``wheel_kind``    (nw,)           0 wheel, 1 track arc, 2 lower-run point, 3 upper-run point (:class:`Wheel`)
 ``wheel_centre``  (nw, 3)         centre of the element's circle in the hub frame, m (0 for a wheel)
 ``wheel_circle``  (nw,)           radius of the element's circle for collision, m (a wheel's outer radius)
+``wheel_run``     (nw, 3)         a run point's half stretch of its run in the hub frame, m (0: a wheel, an arc)
 ``wheel_widths``  (nw,)           m
 ``wheel_torus``   (nw,)           True for torus wheels (Auchter et al.)
 ``wheel_tube_radii`` (nw,)        tread crown (tube) radius of a torus wheel, m; 0 for a 3D circle
@@ -117,6 +118,9 @@ class Wheel:
     is the circle's lowest point in the hub frame, a fixed point of the lower run; an ``"upper"`` element its
     highest point, a fixed point of the upper run (it touches when the track is turned over).  Each moves with
     the belt: its contact-point velocity along the outline is ``rolling_radius``·θ̇ (the sprocket radius r_s).
+    A run point's ``run`` = (x, z) (m, hub frame) is half its stretch of the run: on terrains with edges its
+    contact slides within ±run of the fixed point to the terrain's highest point under the belt
+    (``compiled/collision.py``, :func:`~wmr_dynamics.compiled.collision._run_contact`).
     ``name`` identifies the element (default: the frame name); ``track`` names its track.
     """
 
@@ -130,6 +134,7 @@ class Wheel:
     rolling_radius: float | None = None
     name: str | None = None
     track: str | None = None
+    run: tuple[float, float] = (0.0, 0.0)
 
     @property
     def label(self) -> str:
@@ -193,12 +198,15 @@ def track_elements(track: Track) -> list[Wheel]:
     common = dict(frame=track.frame, width=float(track.width), rolling_radius=float(track.sprocket_radius),
                   track=name)
     out = [Wheel(radius=float(track.rear_radius), kind="arc", centre=(xr, zr), name=f"{name}/rear", **common)]
-    for kind, n, label in (("belt", int(track.belt_points), "belt"), ("upper", int(track.upper_points), "upper")):
+    for kind, n, side in (("belt", int(track.belt_points), -1.0), ("upper", int(track.upper_points), 1.0)):
+        # each point's stretch: half the spacing along the line through the rollers' lowest (highest) points
+        run = (0.5 * (xf - xr) / (n + 1), 0.5 * ((zf + side * track.front_radius) - (zr + side * track.rear_radius))
+               / (n + 1))
         for k in range(n):
             s = (k + 1) / (n + 1)
             r = (1 - s) * track.rear_radius + s * track.front_radius
             out.append(Wheel(radius=float(r), kind=kind, centre=((1 - s) * xr + s * xf, (1 - s) * zr + s * zf),
-                             name=f"{name}/{label}{k}", **common))
+                             name=f"{name}/{kind}{k}", run=run, **common))
     out.append(Wheel(radius=float(track.front_radius), kind="arc", centre=(xf, zf), name=f"{name}/front", **common))
     return out
 
@@ -509,6 +517,9 @@ def _validate_element(w: Wheel, where: str) -> None:
     if w.kind not in ELEMENT_KINDS:
         raise ModelError(f"{where}: kind must be one of {', '.join(ELEMENT_KINDS)}, got {w.kind!r}")
     _finite2(w.centre, f"{where}: centre")
+    _finite2(w.run, f"{where}: run")
+    if w.kind in ("wheel", "arc") and tuple(w.run) != (0.0, 0.0):
+        raise ModelError(f"{where}: only a run point ('belt', 'upper') has a stretch of run, got run={w.run!r}")
     if not (np.isfinite(w.rolling) and w.rolling > 0):
         raise ModelError(f"{where}: rolling_radius must be a positive number of metres, got {w.rolling_radius!r}")
     if w.kind == "wheel" and (tuple(w.centre) != (0.0, 0.0) or w.track is not None):
@@ -566,6 +577,7 @@ def _compile(m: WmrModel) -> None:
     wheel_kind = np.array([ELEMENT_KINDS.index(w.kind) for w in m.wheels], dtype=np.int64)
     wheel_centre = np.array([(w.centre[0], 0.0, w.centre[1]) for w in m.wheels], dtype=float).reshape(-1, 3)
     wheel_circle = np.array([w.radius for w in m.wheels], dtype=float)
+    wheel_run = np.array([(w.run[0], 0.0, w.run[1]) for w in m.wheels], dtype=float).reshape(-1, 3)
     wheel_width = np.array([w.width for w in m.wheels], dtype=float)
     wheel_torus = np.array([w.shape == "torus" for w in m.wheels], dtype=bool)
     wheel_tube = np.array([w.tube_radius if w.shape == "torus" else 0.0 for w in m.wheels], dtype=float)
@@ -578,7 +590,7 @@ def _compile(m: WmrModel) -> None:
     arrays = dict(parent=parent, joint_type=jtype, actuated=actuated, T0=T0, mass=mass, com=com,
                   inertia=inertia, I_spatial=I_sp, joint_lower=lower, joint_upper=upper,
                   wheel_frame=wheel_frame, wheel_radii=wheel_radius, wheel_widths=wheel_width,
-                  wheel_kind=wheel_kind, wheel_centre=wheel_centre, wheel_circle=wheel_circle,
+                  wheel_kind=wheel_kind, wheel_centre=wheel_centre, wheel_circle=wheel_circle, wheel_run=wheel_run,
                   wheel_torus=wheel_torus, wheel_tube_radii=wheel_tube, A_joint=A_joint, b_joint=b_joint)
     for key, arr in arrays.items():
         arr.setflags(write=False)

@@ -267,6 +267,10 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
         if kind == KIND_ARC:  # a track's roller arc: the belt surface's normal (at an edge: towards the corner)
             v, cx, cy, cz, nx, ny, nz = _belt_surface(ox, oy, oz, ax, ay, az, bx, by, bz, rc, v, cx, cy, cz, nx, ny,
                                                       nz)
+        elif kind != KIND_WHEEL and not _warm_terrain(td.kind):  # a run point on a terrain with edges
+            v, cx, cy, cz, nx, ny, nz = _run_contact(td, ax, ay, az, bx, by, bz, rc, md.wheel_run[w, 0],
+                                                     md.wheel_run[w, 2], kind == KIND_UPPER, v, cx, cy, cz, nx, ny,
+                                                     nz)
         _frame(md, T_world, w, f, T, tube, v, cx, cy, cz, nx, ny, nz, ox, oy, oz, points, frames, dz, angle,
                lateral)
     return 0
@@ -373,6 +377,68 @@ def _belt_surface(ox: float, oy: float, oz: float, ax: float, ay: float, az: flo
     ux, uy, uz = dx / dn, dy / dn, dz / dn
     return ((dn - rho) / sk, ox - rho * ux, oy - rho * uy, oz - rho * uz, a * yx + sk * ux, a * yy + sk * uy,
             a * yz + sk * uz)
+
+
+@njit(inline="always")
+def _run_height(td: TerrainData, px: float, py: float, pz: float, ex: float, ey: float, ez: float,
+                t: float) -> float:
+    """Vertical Δz (m) of the run point P + t e."""
+    h, _, _, _ = height_normal(td.kind, td.params, td.grid, px + t * ex, py + t * ey)
+    return pz + t * ez - h
+
+
+@njit(inline="always")
+def _run_contact(td: TerrainData, ax: float, ay: float, az: float, bx: float, by: float, bz: float, rho: float,
+                 rx: float, rz: float, upper: bool, v: float, cx: float, cy: float, cz: float, nx: float, ny: float,
+                 nz: float) -> tuple:
+    """A run point's contact on a terrain with edges (issue 13: "on edges, from the belt surface"): (Δz, contact
+    point, n̂) in place of eq. 2.8's at the fixed point c.
+
+    The point's stretch of the run is c + t e, t ∈ [−1, 1], e = (r_x x̂_h + r_z ẑ_h) (``wheel_run``, hub axes).
+    A step's edge (a stair nosing, a pallet board) under a rigid run touches the belt between the fixed
+    points, where eq. 2.8 at those points does not see it.  The contact slides to the stretch's lowest
+    vertical Δz(t) — 9 samples, then golden section around the best to 1e-4 of the stretch (an edge is a
+    jump of Δz(t): the section closes on it); where nothing is 1 µm lower than at t = 0 (flat ground under a
+    level run) the fixed point stays.  The normal is the belt's, m̂ ⟂ e in the hub's x–z plane into the
+    track (ẑ_h for a level lower run, −ẑ_h for the upper run), Δz = Δz_v(t)·m̂_z the terrain point's depth
+    below the belt along it.  A belt facing away from the ground or steeper than 78° (m̂_z < 0.2) keeps eq.
+    2.8's contact at the fixed point."""
+    ex, ey, ez = (rx * ax + rz * bx) / rho, (rx * ay + rz * by) / rho, (rx * az + rz * bz) / rho
+    rl = math.sqrt(rx * rx + rz * rz)
+    if not rl > 0.0:
+        return v, cx, cy, cz, nx, ny, nz
+    g = -1.0 if upper else 1.0
+    k = g / (rho * rl)
+    mx, my, mz = k * (rx * bx - rz * ax), k * (rx * by - rz * ay), k * (rx * bz - rz * az)
+    if not mz > 0.2:
+        return v, cx, cy, cz, nx, ny, nz
+    f0 = _run_height(td, cx, cy, cz, ex, ey, ez, 0.0)
+    tb, fb = 0.0, f0
+    for i in range(9):
+        t = -1.0 + 0.25 * i
+        f = _run_height(td, cx, cy, cz, ex, ey, ez, t)
+        if f < fb:
+            tb, fb = t, f
+    lo, hi = max(tb - 0.25, -1.0), min(tb + 0.25, 1.0)
+    golden = 0.3819660112501051
+    for _ in range(30):  # golden section on (lo, hi) around tb
+        if hi - lo < 1e-4:
+            break
+        x = tb + golden * (hi - tb) if hi - tb > tb - lo else tb - golden * (tb - lo)
+        f = _run_height(td, cx, cy, cz, ex, ey, ez, x)
+        if f < fb:
+            if x > tb:
+                lo = tb
+            else:
+                hi = tb
+            tb, fb = x, f
+        elif x > tb:
+            hi = x
+        else:
+            lo = x
+    if not fb < f0 - 1e-6:
+        tb, fb = 0.0, f0
+    return fb * mz, cx + tb * ex, cy + tb * ey, cz + tb * ez, mx, my, mz
 
 
 @njit(inline="always")

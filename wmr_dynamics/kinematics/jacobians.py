@@ -3,6 +3,8 @@ Motion) and holonomic joint-constraint Jacobians (eqs. 2.25–2.26)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -59,10 +61,10 @@ def _belt_column(md: ModelData, T_world: NDArray, w: int, r_c: NDArray, R_c: NDA
 
     Alg. 2's revolute column ŷ × (r_c − r_i) would be the velocity of a point *turning with* the sprocket.  A
     track's contact point is fixed to the outline instead, and the belt slides along the outline at
-    v_t = r_s θ̇: the column is r_s/ρ · ŷ × (r_c − o), the tangent of the element's circle (centre o, radius
-    ρ) at the contact point scaled to the belt speed — for a belt point, −r_s x̂_hub.  A θ̇ of the sprocket
-    then moves the contact point along −x̂ of the outline at r_s θ̇ (the belt runs backwards under the
-    track when the vehicle drives forwards) and nothing else; rows are in contact-frame coordinates.
+    v_t = r_s θ̇: for an arc the column is r_s/ρ · ŷ × (r_c − o), the tangent of the element's circle (centre o,
+    radius ρ) at the contact point scaled to the belt speed; for a run point r_s along its run (``wheel_run``),
+    backwards on the lower run and forwards on the upper — for a level lower run, −r_s x̂_hub (the belt runs
+    backwards under the track when the vehicle drives forwards); rows are in contact-frame coordinates.
 
     Only the tangential rows get it: the belt slides along the outline, which does not move the outline into
     the ground, so the normal row (Δz's rate) is the hull's motion alone — Pecka et al.'s surface motion lies in
@@ -70,11 +72,18 @@ def _belt_column(md: ModelData, T_world: NDArray, w: int, r_c: NDArray, R_c: NDA
     track pitched — the belt's speed would otherwise read as the contact sinking or lifting.)
     """
     f = md.wheel_frame[w]
-    o0, o1, o2, _, _, _, _, _, _ = _element_circle(md, T_world, w, f)
-    s = md.wheel_radius[w] / md.wheel_circle[w]
-    ux, uy, uz = T_world[f, 0, 1], T_world[f, 1, 1], T_world[f, 2, 1]
-    dx, dy, dz = r_c[0] - o0, r_c[1] - o1, r_c[2] - o2
-    cx, cy, cz = s * (uy * dz - uz * dy), s * (uz * dx - ux * dz), s * (ux * dy - uy * dx)
+    o0, o1, o2, a0, a1, a2, b0, b1, b2 = _element_circle(md, T_world, w, f)
+    rx, rz = md.wheel_run[w, 0], md.wheel_run[w, 2]
+    if rx != 0.0 or rz != 0.0:  # a run point (its contact may slide along its stretch): r_s ∓ along the run
+        s = md.wheel_radius[w] / math.sqrt(rx * rx + rz * rz) / md.wheel_circle[w]
+        if md.wheel_kind[w] == 2:  # the lower run moves backwards, the upper forwards
+            s = -s
+        cx, cy, cz = s * (rx * a0 + rz * b0), s * (rx * a1 + rz * b1), s * (rx * a2 + rz * b2)
+    else:
+        s = md.wheel_radius[w] / md.wheel_circle[w]
+        ux, uy, uz = T_world[f, 0, 1], T_world[f, 1, 1], T_world[f, 2, 1]
+        dx, dy, dz = r_c[0] - o0, r_c[1] - o1, r_c[2] - o2
+        cx, cy, cz = s * (uy * dz - uz * dy), s * (uz * dx - ux * dz), s * (ux * dy - uy * dx)
     for r in range(2):
         A[r, f + 5] = R_c[0, r] * cx + R_c[1, r] * cy + R_c[2, r] * cz
     A[2, f + 5] = 0.0
