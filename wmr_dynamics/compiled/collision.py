@@ -268,8 +268,8 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
             v, cx, cy, cz, nx, ny, nz = _belt_surface(ox, oy, oz, ax, ay, az, bx, by, bz, rc, v, cx, cy, cz, nx, ny,
                                                       nz)
         elif kind != KIND_WHEEL and not _warm_terrain(td.kind):  # a run point on a terrain with edges
-            v, cx, cy, cz, nx, ny, nz = _run_contact(td, ax, ay, az, bx, by, bz, rc, md.wheel_run[w, 0],
-                                                     md.wheel_run[w, 2], kind == KIND_UPPER, v, cx, cy, cz, nx, ny,
+            v, cx, cy, cz, nx, ny, nz = _run_contact(td, ax, ay, az, bx, by, bz, rc, md.wheel_centre[w, 3],
+                                                     md.wheel_centre[w, 4], kind == KIND_UPPER, v, cx, cy, cz, nx, ny,
                                                      nz)
         _frame(md, T_world, w, f, T, tube, v, cx, cy, cz, nx, ny, nz, ox, oy, oz, points, frames, dz, angle,
                lateral)
@@ -285,7 +285,7 @@ def _rim_at(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
     return v
 
 
-@njit(inline="always")
+@njit(_nrt=False)  # rare (terrains with edges): a call, not inlined code in the wheel loop
 def _arc_descend(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
                  by: float, bz: float, sb: float, cb: float, n_samples: int) -> tuple:
     """The search's minimum carried on to where Δz(δ) stops falling, for a roller arc on a terrain with edges
@@ -387,14 +387,14 @@ def _run_height(td: TerrainData, px: float, py: float, pz: float, ex: float, ey:
     return pz + t * ez - h
 
 
-@njit(inline="always")
+@njit(_nrt=False)  # rare (terrains with edges): a call, not inlined code in the wheel loop
 def _run_contact(td: TerrainData, ax: float, ay: float, az: float, bx: float, by: float, bz: float, rho: float,
                  rx: float, rz: float, upper: bool, v: float, cx: float, cy: float, cz: float, nx: float, ny: float,
                  nz: float) -> tuple:
     """A run point's contact on a terrain with edges (issue 13: "on edges, from the belt surface"): (Δz, contact
     point, n̂) in place of eq. 2.8's at the fixed point c.
 
-    The point's stretch of the run is c + t e, t ∈ [−1, 1], e = (r_x x̂_h + r_z ẑ_h) (``wheel_run``, hub axes).
+    The point's stretch of the run is c + t e, t ∈ [−1, 1], e = (r_x x̂_h + r_z ẑ_h) (``WmrModel.wheel_run``, hub axes).
     A step's edge (a stair nosing, a pallet board) under a rigid run touches the belt between the fixed
     points, where eq. 2.8 at those points does not see it.  The contact slides to the stretch's lowest
     vertical Δz(t) — 9 samples, then golden section around the best to 1e-4 of the stretch (an edge is a
