@@ -230,12 +230,12 @@ def test_a_roller_at_a_step_edge_gets_the_belt_surface_normal(talon):
     step's edge 9 cm ahead of their centres hold the step's corner E inside the circle, so the contact is the
     corner — normal (C − E)/|C − E|, Δz = |C − E| − r_s, point C − r_s n̂ (closed form).  A 20 cm face (above
     the axle) 1 cm into the rollers: the contact is the face — normal straight back, Δz = −1 cm, at the
-    centre's height.  Wheels of the two-wheel approximation at the same circles keep eq. 2.8's contact with
-    the step: on the tread, normal straight up."""
+    centre's height.  The kinematic model's contacts (``track_edges`` False) and the wheels of the two-wheel
+    approximation at the same circles keep eq. 2.8's contact with the step: on the tread, normal straight up."""
     x_edge, height = 0.3048 + 0.09, 0.06
     step = Box(center=(x_edge + 1.0, 0.0), size=(2.0, 3.0), height=height)
     T = forward_kinematics(talon, _level_state(talon))
-    c = wheel_contacts(talon, T, step)
+    c = wheel_contacts(talon, T, step, track_edges=True)
     for t, C in zip(tracks(talon), _front_roller_centres(talon, T), strict=True):
         w = t.elements[-1]
         d = C - np.array([x_edge, C[1], height])
@@ -245,14 +245,16 @@ def test_a_roller_at_a_step_edge_gets_the_belt_surface_normal(talon):
         assert np.allclose(c.points[w], C - R_S * n, atol=1e-5)
     # a face higher than the axle, 1 cm into the rollers: the contact is the face, at the centre's height
     wall = Box(center=(0.3048 + R_S - 0.01 + 1.0, 0.0), size=(2.0, 3.0), height=0.2)
-    c = wheel_contacts(talon, T, wall)
+    c = wheel_contacts(talon, T, wall, track_edges=True)
     for t, C in zip(tracks(talon), _front_roller_centres(talon, T), strict=True):
         w = t.elements[-1]
         assert c.dz[w] == pytest.approx(-0.01, abs=1e-6)
         assert np.allclose(c.normals[w], [-1.0, 0.0, 0.0], atol=1e-9)
         assert np.allclose(c.points[w], C + [R_S, 0.0, 0.0], atol=1e-6)
+    kinematic = wheel_contacts(talon, T, step)  # the kinematic model's contacts: eq. 2.8 (the tread's normal)
+    assert np.allclose(kinematic.normals[[t.elements[-1] for t in tracks(talon)]], [0.0, 0.0, 1.0])
     wheels = wheel_approximation(talon, 2)
-    cw = wheel_contacts(wheels, forward_kinematics(wheels, _level_state(wheels)), step)
+    cw = wheel_contacts(wheels, forward_kinematics(wheels, _level_state(wheels)), step, track_edges=True)
     front = [w for w in range(wheels.num_wheels) if cw.points[w, 0] > 0.3]
     assert len(front) == 2 and np.allclose(cw.normals[front], [0.0, 0.0, 1.0]) and (cw.dz[front] < -0.01).all()
 
@@ -267,7 +269,7 @@ def test_a_run_resting_on_a_step_edge_touches_at_the_edge(talon):
     x_edge, height = 0.05, 0.02
     step = Box(center=(x_edge + 1.0, 0.0), size=(2.0, 3.0), height=height)
     T = forward_kinematics(talon, talon.state(xyz=(0.0, 0.0, R_S + 0.01), rpy=(0.0, -pitch, 0.0)))
-    c = wheel_contacts(talon, T, step)
+    c = wheel_contacts(talon, T, step, track_edges=True)
     for t in tracks(talon):
         R, o = T[t.frame, :3, :3], T[t.frame, :3, 3]
         rear_bottom = o + R @ np.array([t.rear[0], 0.0, t.rear[1] - t.rear_radius])
@@ -278,7 +280,7 @@ def test_a_run_resting_on_a_step_edge_touches_at_the_edge(talon):
         assert np.allclose(c.normals[w], m, atol=1e-12)
         assert np.allclose(c.points[w], p, atol=1e-4)  # within 1e-4 of the stretch
     level = wheel_contacts(talon, forward_kinematics(talon, _level_state(talon, R_S + height)), step.__class__(
-        center=(0.0, 0.0), size=(4.0, 4.0), height=height))
+        center=(0.0, 0.0), size=(4.0, 4.0), height=height), track_edges=True)
     for t in tracks(talon):
         assert np.allclose(level.points[list(t.elements[1:-1]), 0], [-0.1524, 0.0, 0.1524], atol=1e-12)
         assert np.allclose(level.dz[list(t.elements)], 0.0, atol=1e-12)
@@ -297,7 +299,7 @@ def test_arc_contacts_are_eq_2_8s_on_planes_in_any_pose(talon):
         z = ground.height(x, y)[()] + R_S / n[2] + rng.uniform(-0.03, 0.03)
         q = talon.state(xyz=(x, y, z), rpy=(*rng.uniform(-0.3, 0.3, 2), rng.uniform(-3, 3)))
         T = forward_kinematics(talon, q)
-        c = wheel_contacts(talon, T, ground)
+        c = wheel_contacts(talon, T, ground, track_edges=True)
         for t in tracks(talon):
             y = T[t.frame, :3, 1]
             for w, (x, z, r) in ((t.elements[0], (*t.rear, t.rear_radius)),

@@ -88,7 +88,7 @@ from wmr_dynamics.model import WmrModel
 KIND_WHEEL, KIND_ARC, KIND_BELT, KIND_UPPER = 0, 1, 2, 3  # ModelData.wheel_kind (model.ELEMENT_KINDS)
 N_SAMPLES = 36  # coarse samples of δ on the circle (10°)
 N_REFINE = 4  # refinement rounds, each shrinking the δ bracket 4× (final spacing ≈ 0.04°)
-METHOD_SAMPLED, METHOD_FAST = 0, 1
+METHOD_SAMPLED, METHOD_FAST, METHOD_EDGES = 0, 1, 2  # METHOD_EDGES: sampled, and tracks' edge contacts
 FAST_WINDOW = 5  # method 1: coarse samples within ±5 · 10° of the lowest rim point
 FAST_ROUNDS = 2  # method 1: sampled refinement rounds (10° → 2.5° → 0.625°) before the fixed-point iteration
 FAST_ITERATIONS = 6  # method 1: at most this many fixed-point / bisection steps
@@ -230,6 +230,7 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
     itself is 2.5 mm above the true minimum) — harmless for contact.
     """
     fast = method == METHOD_FAST
+    edges = method == METHOD_EDGES  # track elements: the belt surface's contacts (the dynamic model's)
     if fast:
         n_samples = N_SAMPLES
     trig = _trig(n_samples)
@@ -259,15 +260,17 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
                                              WARM_DZ_MAX * rc)
         if not taken:
             ok, sb, cb = _search(td, ox, oy, oz, ax, ay, az, bx, by, bz, n_samples, trig, fast)
-            if kind == KIND_ARC and not warm and not fast:  # a roller on a terrain with edges: reach the edge
+            if edges and kind == KIND_ARC and not warm:  # a roller on a terrain with edges: reach the edge
                 sb, cb = _arc_descend(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, n_samples)
         v, cx, cy, cz, nx, ny, nz = _rim_exact(td, ox, oy, oz, ax, ay, az, bx, by, bz, tube, sb, cb)
         if not (ok and math.isfinite(v) and math.isfinite(nx) and math.isfinite(ny) and math.isfinite(nz)):
             return w + 1
-        if kind == KIND_ARC:  # a track's roller arc: the belt surface's normal (at an edge: towards the corner)
+        if not edges or kind == KIND_WHEEL:
+            pass
+        elif kind == KIND_ARC:  # a track's roller arc: the belt surface's normal (at an edge: towards the corner)
             v, cx, cy, cz, nx, ny, nz = _belt_surface(ox, oy, oz, ax, ay, az, bx, by, bz, rc, v, cx, cy, cz, nx, ny,
                                                       nz)
-        elif kind != KIND_WHEEL and not _warm_terrain(td.kind):  # a run point on a terrain with edges
+        elif not _warm_terrain(td.kind):  # a run point on a terrain with edges
             v, cx, cy, cz, nx, ny, nz = _run_contact(td, ax, ay, az, bx, by, bz, rc, md.wheel_centre[w, 3],
                                                      md.wheel_centre[w, 4], kind == KIND_UPPER, v, cx, cy, cz, nx, ny,
                                                      nz)
@@ -782,8 +785,9 @@ def compiled_wheel_contacts(model: WmrModel, T_world: NDArray, terrain_data: Ter
     """
     if n_samples < 8:
         raise ModelError(f"n_samples: need at least 8 samples of the wheel circle, got {n_samples}")
-    if method not in (METHOD_SAMPLED, METHOD_FAST):
-        raise ModelError(f"method: {METHOD_SAMPLED} (sampled) or {METHOD_FAST} (fast), got {method!r}")
+    if method not in (METHOD_SAMPLED, METHOD_FAST, METHOD_EDGES):
+        raise ModelError(f"method: {METHOD_SAMPLED} (sampled), {METHOD_FAST} (fast) or {METHOD_EDGES} (sampled, and "
+                         f"tracks' edge contacts), got {method!r}")
     nw = model.num_wheels
     points, frames = np.empty((nw, 3)), np.empty((nw, 3, 3))
     dz, angle, lateral = np.empty(nw), np.full(nw, np.nan), np.empty(nw)  # no previous angle: the full search

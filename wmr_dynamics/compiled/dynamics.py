@@ -41,7 +41,7 @@ from numpy.typing import NDArray
 from wmr_dynamics._jit import njit
 from wmr_dynamics.actuators import ACTUATOR_MODELS
 from wmr_dynamics.compiled import callbacks as _cb
-from wmr_dynamics.compiled.collision import wheel_contacts_kernel
+from wmr_dynamics.compiled.collision import METHOD_EDGES, wheel_contacts_kernel
 from wmr_dynamics.compiled.data import ModelData, TerrainData
 from wmr_dynamics.compiled.kinematics import _belt_column, _forward_kinematics, _wheel_jacobian  # Alg. 1, 2 inlined
 from wmr_dynamics.compiled.linalg import cho_solve, cholesky, null_space_rows, orthonormalize_last
@@ -252,7 +252,7 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
     nA = 3 * nw + na + nc
     _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)  # Alg. 1
     bad = wheel_contacts_kernel(md, td, ws.T_world, fd.n_samples, ws.points, ws.frames, ws.dz0, ws.angle,
-                                ws.lateral)
+                                ws.lateral, METHOD_EDGES)  # tracks: edge contacts (docs/tracks.md)
     if bad != 0:
         return STATUS_TERRAIN
     _plucker_all(ws.T_parent, ws.X)
