@@ -56,6 +56,12 @@ benchmarks/collision_warm.py (docs/benchmarks.md).
 
 ``method=1`` is the fast search documented at :func:`wheel_contacts_kernel` (not warm-started).
 
+``method=2`` (``METHOD_EDGES``, the dynamic step's) is method 0 with a track's contacts as the belt's surface
+sees them (issue 13; docs/tracks.md): a roller arc's normal turned to the direction from a step's corner (or
+face) to its centre (:func:`_belt_surface`), its search carried on to the edge on terrains with edges
+(:func:`_arc_descend`), and a run point sliding along its stretch of the run there (:func:`_run_contact`).
+Wheels are searched as in method 0; on a plane the contacts are method 0's.
+
 Two things made it fast (measured per wheel, Zoë on the thesis terrains, method 0): the small helpers are
 ``inline="always"`` (kernels load from numba's cache as machine code, so calls between them are never
 inlined by LLVM, and each call reference-counts the arrays it passes — 4.6 → 1.5 µs), and the kernel is
@@ -265,12 +271,10 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
         v, cx, cy, cz, nx, ny, nz = _rim_exact(td, ox, oy, oz, ax, ay, az, bx, by, bz, tube, sb, cb)
         if not (ok and math.isfinite(v) and math.isfinite(nx) and math.isfinite(ny) and math.isfinite(nz)):
             return w + 1
-        if not edges or kind == KIND_WHEEL:
-            pass
-        elif kind == KIND_ARC:  # a track's roller arc: the belt surface's normal (at an edge: towards the corner)
+        if edges and kind == KIND_ARC:  # a track's roller arc: the belt surface's normal (at an edge: the corner)
             v, cx, cy, cz, nx, ny, nz = _belt_surface(ox, oy, oz, ax, ay, az, bx, by, bz, rc, v, cx, cy, cz, nx, ny,
                                                       nz)
-        elif not _warm_terrain(td.kind):  # a run point on a terrain with edges
+        elif edges and kind != KIND_WHEEL and not _warm_terrain(td.kind):  # a run point on a terrain with edges
             v, cx, cy, cz, nx, ny, nz = _run_contact(td, ax, ay, az, bx, by, bz, rc, md.wheel_centre[w, 3],
                                                      md.wheel_centre[w, 4], kind == KIND_UPPER, v, cx, cy, cz, nx, ny,
                                                      nz)
