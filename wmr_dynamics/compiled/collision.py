@@ -292,6 +292,39 @@ def _rim_at(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
     return v
 
 
+@njit(inline="always")
+def _along(td: TerrainData, run: bool, q: tuple, t: float) -> float:
+    """Δz at the parameter t of an edge search: the rim point at δ0 + t (q = o, a, b, sin δ0, cos δ0) or, with
+    ``run``, the run point c + t e (q = c, e)."""
+    if run:
+        return _run_height(td, q[0], q[1], q[2], q[3], q[4], q[5], t)
+    return _rim_at(td, q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7], q[8], q[9], q[10], t)
+
+
+@njit(inline="always")
+def _golden(td: TerrainData, run: bool, q: tuple, lo: float, b: float, hi: float, fb: float, tol: float) -> tuple:
+    """Golden-section search of :func:`_along`'s Δz on (lo, hi) around b, where Δz(b) = fb is below both ends,
+    until the bracket is narrower than ``tol``: (t, Δz) of the lowest point found.  Δz may jump (a step's
+    edge): the bracket closes on the jump from its lower side."""
+    golden = 0.3819660112501051
+    for _ in range(60):
+        if hi - lo < tol:
+            break
+        x = b + golden * (hi - b) if hi - b > b - lo else b - golden * (b - lo)
+        fx = _along(td, run, q, x)
+        if fx < fb:
+            if x > b:
+                lo = b
+            else:
+                hi = b
+            b, fb = x, fx
+        elif x > b:
+            hi = x
+        else:
+            lo = x
+    return b, fb
+
+
 @njit(_nrt=False)  # rare (terrains with edges): a call, not inlined code in the wheel loop
 def _arc_descend(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
                  by: float, bz: float, sb: float, cb: float, n_samples: int) -> tuple:
@@ -323,25 +356,8 @@ def _arc_descend(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay
         if not fc < fb:
             break
         a, b, fb = b, c, fc
-    golden = 0.3819660112501051
-    for _ in range(60):  # golden section on (a, c) around b (an edge may lie within h of the best: closed on too)
-        if abs(c - a) < h / 64.0:
-            break
-        if abs(c - b) > abs(b - a):
-            x = b + golden * (c - b)
-        else:
-            x = b - golden * (b - a)
-        fx = _rim_at(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, x)
-        if fx < fb:
-            if (x - b) * g > 0.0:
-                a = b
-            else:
-                c = b
-            b, fb = x, fx
-        elif (x - b) * g > 0.0:
-            c = x
-        else:
-            a = x
+    q = (ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb)
+    b, fb = _golden(td, False, q, min(a, c), b, max(a, c), fb, h / 64.0)
     st, ct = math.sin(b), math.cos(b)
     return sb * ct + cb * st, cb * ct - sb * st
 
@@ -426,23 +442,8 @@ def _run_contact(td: TerrainData, ax: float, ay: float, az: float, bx: float, by
         f = _run_height(td, cx, cy, cz, ex, ey, ez, t)
         if f < fb:
             tb, fb = t, f
-    lo, hi = max(tb - 0.25, -1.0), min(tb + 0.25, 1.0)
-    golden = 0.3819660112501051
-    for _ in range(30):  # golden section on (lo, hi) around tb
-        if hi - lo < 1e-4:
-            break
-        x = tb + golden * (hi - tb) if hi - tb > tb - lo else tb - golden * (tb - lo)
-        f = _run_height(td, cx, cy, cz, ex, ey, ez, x)
-        if f < fb:
-            if x > tb:
-                lo = tb
-            else:
-                hi = tb
-            tb, fb = x, f
-        elif x > tb:
-            hi = x
-        else:
-            lo = x
+    q = (cx, cy, cz, ex, ey, ez, 0.0, 0.0, 0.0, 0.0, 0.0)
+    tb, fb = _golden(td, True, q, max(tb - 0.25, -1.0), tb, min(tb + 0.25, 1.0), fb, 1e-4)
     if not fb < f0 - 1e-6:
         tb, fb = 0.0, f0
     return fb * mz, cx + tb * ex, cy + tb * ey, cz + tb * ez, mx, my, mz

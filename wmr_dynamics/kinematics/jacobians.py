@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
-from wmr_dynamics.compiled.collision import Contacts, _element_circle, _model_data
+from wmr_dynamics.compiled.collision import KIND_BELT, Contacts, _element_circle, _model_data
 from wmr_dynamics.compiled.data import ModelData
 from wmr_dynamics.model import WmrModel
 
@@ -76,7 +76,7 @@ def _belt_column(md: ModelData, T_world: NDArray, w: int, r_c: NDArray, R_c: NDA
     rx, rz = md.wheel_centre[w, 3], md.wheel_centre[w, 4]  # the run's half stretch (WmrModel.wheel_run)
     if rx != 0.0 or rz != 0.0:  # a run point (its contact may slide along its stretch): r_s ∓ along the run
         s = md.wheel_radius[w] / math.sqrt(rx * rx + rz * rz) / md.wheel_circle[w]
-        if md.wheel_kind[w] == 2:  # the lower run moves backwards, the upper forwards
+        if md.wheel_kind[w] == KIND_BELT:  # the lower run moves backwards, the upper forwards
             s = -s
         cx, cy, cz = s * (rx * a0 + rz * b0), s * (rx * a1 + rz * b1), s * (rx * a2 + rz * b2)
     else:
