@@ -901,8 +901,10 @@ def dynamic_step(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsW
 # — they are model rows with the Coulomb force of CoulombContact.  The set starts from the previous step's
 # (DynamicsWorkspace.counts[C_SLIDING]); after the force balance converges, the rigid rows' constraint forces
 # are recovered (:func:`_coulomb_check`), the sticking wheel furthest out of its cone ‖f_t‖ <= μ f_z slides (one
-# per pass), a sliding wheel whose slip reverses over the step or falls below 10 v_eps sticks (unless it was
-# released in this step), and the step is solved again with the new set, at most COULOMB_MAX_PASSES + nw times.
+# per pass; but every wheel that slid at the step's start, was tried held and leaves its cone slides again at
+# once), a sliding wheel whose slip reverses over the step or falls below 10 v_eps sticks (unless it was
+# released in this step), and the step is solved again with the new set, at most COULOMB_MAX_PASSES + nw times
+# (docs/contact_models.md, "The active set").
 
 @njit(inline="always")
 def _coulomb_sticks(ws: DynamicsWorkspace, w: int) -> bool:
@@ -981,7 +983,7 @@ def _coulomb_row_weight(fd: DynamicsData, ws: DynamicsWorkspace, r: int, nw: int
 
 @njit(_nrt=False)
 def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: NDArray, dt: float,
-                   released: int) -> tuple:
+                   released: int, start: int) -> tuple:
     """After a converged force balance: the sticking wheels' tangential constraint forces into ws.fc, and the
     next stick/slide set: of the sticking wheels whose force leaves the cone or whose held velocity is not zero,
     the one with the largest ‖f_t‖/(μ f_z) slides; sliding wheels whose slip stopped or reversed stick.
@@ -1068,7 +1070,10 @@ def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel:
             lim = mu * ws.fc[w, 2]
             ratio = ft / lim if lim > 0.0 else (math.inf if ft > 0.0 else 0.0)  # ‖f_t‖ / (μ f_z)
             if ratio > 1.0 + 1e-9 or math.sqrt(vx * vx + vy * vy) > COULOMB_STICK_SLIP:
-                if ratio > worst_ratio:
+                if start & bit:  # it slid at the step's start and was tried held: back to sliding at once
+                    sliding |= bit
+                    released |= bit
+                elif ratio > worst_ratio:
                     worst, worst_ratio = w, ratio
         elif released & bit == 0:
             v0x, v0y = 0.0, 0.0
@@ -1097,8 +1102,9 @@ def _coulomb_active_set(md: ModelData, td: TerrainData, fd: DynamicsData, ws: Dy
     n = md.parent.shape[0] + 5
     passes = COULOMB_MAX_PASSES + md.wheel_frame.shape[0]
     released = 0
+    start = ws.counts[C_SLIDING]
     for k in range(passes + 1):
-        sliding, released = _coulomb_check(md, fd, ws, qvel, dt, released)
+        sliding, released = _coulomb_check(md, fd, ws, qvel, dt, released, start)
         if sliding == ws.counts[C_SLIDING]:
             break
         ws.counts[C_SLIDING] = sliding
