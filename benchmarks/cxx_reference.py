@@ -7,9 +7,10 @@ the median over rounds of each side's µs per step and their ratio (C++ µs / ou
 faster).  Cases (issue 14's table): Zoë on the ten rough terrains ``zoe_rough_1..10`` and Rocky 7 on
 ``rocky_rough_0``, 0.5 m/s straight for 10 s at Δt 0.04 s, single thread, ideal actuators, the naive
 controller; dynamic with the piecewise-linear contact model, and kinematic.  Issue 13's: the tracked Talon on
-``rocky_rough_0`` at Δt 0.01 s (2 tracks × 5 contact elements here; the C++ samples its belts its own way),
-with the piecewise-linear contact model (like for like: the C++'s contact is slip-velocity based too) and
-with our tracks' default, ``coulomb`` (static friction).  Per terrain the fastest of
+``rocky_rough_0`` at Δt 0.01 s (2 tracks × 5 contact elements here: two roller arcs and three belt points; the
+C++ samples each lower run at 3 points and has no arcs), with the piecewise-linear contact model (like for like:
+the C++'s contact is slip-velocity based too), with our tracks' default, ``coulomb`` (static friction), and
+sampled as the C++ samples (:func:`cxx_sampled`: 3 elements per track).  Per terrain the fastest of
 ``--reps`` repetitions is kept on both sides (the C++ driver does the same), summed over the terrains.
 
 Settings that differ (wmrde_bench/README.md): the C++ stops its Newton loop at ‖e‖² < 1 N² (ours: the
@@ -41,10 +42,11 @@ from _report import machine_info, update_section  # noqa: E402
 
 from wmr_dynamics import load_model  # noqa: E402
 from wmr_dynamics.dynamics.force_balance import DynamicsOptions  # noqa: E402
-from wmr_dynamics.model import G  # noqa: E402
+from wmr_dynamics.model import G, Track, WmrModel, track_elements  # noqa: E402
 from wmr_dynamics.scenarios import zoe_rough as zr  # noqa: E402
 from wmr_dynamics.scenarios.paths import rough_terrain_path  # noqa: E402
 from wmr_dynamics.terrain import load_wmrde_grid  # noqa: E402
+from wmr_dynamics.tracks import tracks  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT.parent / "shared" / "tools" / "wmrde_bench" / "wmrde_bench"
@@ -60,7 +62,22 @@ CASES = (
     ("Talon (tracks) dynamic, Δt 0.01, linear contact", "talon", "dyn", "talon", "linear", ["rocky_rough_0"], 0.01),
     ("Talon (tracks) dynamic, Δt 0.01, ours with coulomb (its default)", "talon", "dyn", "talon", "coulomb",
      ["rocky_rough_0"], 0.01),
+    ("Talon, linear, ours sampled as the C++ (3 points per lower run: belt_points 1)", "talon", "dyn",
+     "talon-cxx-sampling", "linear", ["rocky_rough_0"], 0.01),
 )
+
+
+def cxx_sampled(model: WmrModel) -> WmrModel:
+    """``model`` with each track's lower run sampled as the C++'s Talon samples it (wmrde's ``npflat`` = 3 points
+    from the rear roller's lowest point to the front's): our roller arcs (whose lowest points are those ends)
+    and one belt point between them (``belt_points: 1``; the arcs still climb edges, the C++'s points do not)."""
+    wheels = [w for w in model.wheels if w.track is None]
+    for t in tracks(model):
+        first = model.wheels[t.elements[0]]
+        wheels += track_elements(Track(frame=first.frame, sprocket_radius=t.sprocket_radius, rear=t.rear,
+                                       front=t.front, rear_radius=t.rear_radius, front_radius=t.front_radius,
+                                       belt_points=1, width=first.width, name=t.name))
+    return dataclasses.replace(model, wheels=tuple(wheels))
 
 
 def cxx_us(model: str, mode: str, terrains: list[str], reps: int, dt: float = DT) -> float:
@@ -75,7 +92,12 @@ class Ours:
     """Our side of one case: a simulator per terrain, built once (compiled engine warm)."""
 
     def __init__(self, vehicle: str, kind: str, terrains: list[str], dt: float = DT) -> None:
-        model = zr.zoe_model() if vehicle == "zoe" else load_model(vehicle)
+        if vehicle == "zoe":
+            model = zr.zoe_model()
+        elif vehicle.endswith("-cxx-sampling"):
+            model = cxx_sampled(load_model(vehicle.removesuffix("-cxx-sampling")))
+        else:
+            model = load_model(vehicle)
         if kind == "kinematic":
             opts = None
         elif kind == "coulomb":  # not one of the Zoë benchmark's models
