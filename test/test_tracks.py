@@ -454,3 +454,31 @@ def test_tracks_default_to_static_friction_and_park_on_a_20_degree_slope(talon):
         drift[m.name] = np.linalg.norm(r.q[-1, 4:7] - r.q[0, 4:7])
     assert drift["talon"] < 1e-3
     assert drift["talon_4wheels"] > 0.1
+
+
+def test_the_coulomb_active_set_ends_every_step_inside_the_friction_cone(talon):
+    """Issue 13 item 5 on rough ground: after the active set no element's tangential force exceeds μ f_z — the
+    held elements' split forces inside the cone, the sliding ones on it.  Driving straight, elements are in
+    both states (a run where all stick or all slide would not test the set's rules); a skid-steer turn slides
+    nearly every contact."""
+    import dataclasses
+
+    from wmr_dynamics.scenarios.paths import rough_terrain_path
+    from wmr_dynamics.terrain import load_wmrde_grid
+
+    mu = 0.8
+    m = dataclasses.replace(talon, name="talon_mu", config={**talon.config,
+                                                             "contact": {"model": "coulomb", "params": {"mu": mu}}})
+    sim = Simulator(m, load_wmrde_grid(rough_terrain_path("rocky_rough_0")), mode="dynamic", dt=0.01)
+    for cmd, turning in (((0.5, 0.0), False), ((0.2, 0.5), True)):
+        r = sim.run(2.0, cmd)
+        f = r.contact_force
+        on = f[..., 2] > 1e-6
+        ratio = np.hypot(f[..., 0], f[..., 1])[on] / (mu * f[..., 2][on])
+        assert r.converged.all()
+        assert ratio.max() <= 1.0 + 1e-6
+        sliding, inside = (ratio > 0.999).mean(), (ratio < 0.9).mean()
+        if turning:
+            assert sliding > 0.9
+        else:
+            assert sliding > 0.05 and inside > 0.05
