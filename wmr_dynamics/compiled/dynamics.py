@@ -247,7 +247,7 @@ def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspa
     status = _setup_geometry(md, td, fd, ws, q, qvel, u, dt)
     if status != 0:
         return status
-    _setup_rows(md, fd, ws, qvel, dt, qvel)
+    _setup_rows(md, fd, ws, qvel, dt)
     return 0
 
 
@@ -307,11 +307,10 @@ def _setup_geometry(md: ModelData, td: TerrainData, fd: DynamicsData, ws: Dynami
 
 
 @njit(inline="always")  # passes the workspace: inlined, not copied per call
-def _setup_rows(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: NDArray, dt: float,
-                start: NDArray) -> None:
+def _setup_rows(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: NDArray, dt: float) -> None:
     """The set-up's parts that depend on which rows are rigid (after :func:`_setup_geometry`): the rigid rows'
-    basis and null space, the reduced force balance, and the warm start x = N ``start`` (the free components of
-    a joint-space velocity; ``start`` = q̇' for a step, the last solution for a coulomb pass)."""
+    basis and null space, the reduced force balance, and the warm start x = N q̇' (the current velocity's free
+    components)."""
     nf = md.parent.shape[0]
     n = nf + 5
     nw = md.wheel_frame.shape[0]
@@ -335,12 +334,12 @@ def _setup_rows(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: ND
     _reduced(md, ws, nz, n, nA, qvel, dt)
     if fd.contact_moment:
         _moment_directions(md, ws, n, nz)
-    for k in range(nz):  # warm start: the velocity's free components (§2.4.4; for a step the C++'s q̈' = 0)
+    for k in range(nz):  # warm start: the current velocity's free components (§2.4.4; the C++'s q̈' = 0)
         s = 0.0
         for j in range(n):
             t = ws.Nt[k, j]
             if t != 0.0:
-                s += t * start[j]
+                s += t * qvel[j]
         ws.x[k] = s
 
 
@@ -808,9 +807,7 @@ def force_balance_step(md: ModelData, td: TerrainData, fd: DynamicsData, ws: Dyn
         return status, 0, np.inf, False
     it, norm = _newton(md, fd, ws, qvel, integral, dt, n)
     if fd.contact_kind == CONTACT_COULOMB:
-        status, it, norm = _coulomb_active_set(md, td, fd, ws, q, qvel, u, integral, dt, it, norm)
-        if status != 0:
-            return status, it, np.inf, False
+        it, norm = _coulomb_active_set(md, fd, ws, qvel, integral, dt, it, norm)
     for i in range(n):
         if not math.isfinite(ws.qn[i]):
             return STATUS_NONFINITE, it, norm, False
@@ -986,6 +983,7 @@ def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel:
                    released: int, start: int) -> tuple:
     """After a converged force balance: the sticking wheels' tangential constraint forces into ws.fc, and the
     next stick/slide set: of the sticking wheels whose force leaves the cone or whose held velocity is not zero,
+    those that slid at the step's start (mask ``start``: tried held in this step) slide again, and of the others
     the one with the largest ‖f_t‖/(μ f_z) slides; sliding wheels whose slip stopped or reversed stick.
     Returns (sliding mask, released mask).
 
@@ -1089,11 +1087,11 @@ def _coulomb_check(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel:
 
 
 @njit(_nrt=False)
-def _coulomb_active_set(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray,
-                        qvel: NDArray, u: NDArray, integral: NDArray, dt: float, it: int, norm: float) -> tuple:
+def _coulomb_active_set(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: NDArray, integral: NDArray,
+                        dt: float, it: int, norm: float) -> tuple:
     """The coulomb mode's active set over a step already solved with the previous set (see the section's
     comment): re-solve while the stick/slide set changes, at most COULOMB_MAX_PASSES + n_wheels times; the set
-    reached is the next step's start.  Returns (status, total iterations, ‖e‖).
+    reached is the next step's start.  Returns (total iterations, ‖e‖).
 
     A pass changes which rows are rigid, not the state: it keeps the step's geometry (collision, M, c, A) and
     redoes only :func:`_setup_rows`, from the same warm start as the step's first solve (measured: Talon on
@@ -1110,7 +1108,7 @@ def _coulomb_active_set(md: ModelData, td: TerrainData, fd: DynamicsData, ws: Dy
         ws.counts[C_SLIDING] = sliding
         if k == passes:
             break
-        _setup_rows(md, fd, ws, qvel, dt, qvel)  # the geometry (collision, M, c, A) is the step's
+        _setup_rows(md, fd, ws, qvel, dt)  # the geometry (collision, M, c, A) is the step's
         it2, norm = _newton(md, fd, ws, qvel, integral, dt, n)
         it += it2
-    return 0, it, norm
+    return it, norm
