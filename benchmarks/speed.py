@@ -370,7 +370,7 @@ def count_evaluations(cd, md, td, fd, ws, Q: NDArray, QV: NDArray, U: NDArray, i
     compiled evaluation, which is counted.  Same arithmetic as the compiled step."""
     del cd
     n = md.parent.shape[0] + 5
-    names = ("_residual", "_phi", "_line_search")
+    names = ("_residual", "_phi", "_line_search", "_trial", "_chord_step")
     saved = {k: getattr(D, k) for k in names}
     calls = [0]
 
@@ -381,8 +381,8 @@ def count_evaluations(cd, md, td, fd, ws, Q: NDArray, QV: NDArray, U: NDArray, i
     evals, iters = [], []
     try:
         D._residual = counted
-        D._phi = saved["_phi"].py_func
-        D._line_search = saved["_line_search"].py_func
+        for k in names[1:]:  # the loop's helpers as Python too, so that their evaluations go through the counter
+            setattr(D, k, saved[k].py_func)
         newton = D._newton.py_func
         for k in range(Q.shape[0]):
             ws.act_u[:len(U[k])] = U[k]

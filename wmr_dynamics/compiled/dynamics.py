@@ -55,6 +55,10 @@ from wmr_dynamics.kinematics.state import _euler_step
 from wmr_dynamics.registry import PYTHON, RIGID
 
 C1, C2 = 1e-4, 0.9  # strong Wolfe conditions: sufficient decrease (eq. D.2), curvature (eq. D.4)
+#: the full Newton step is taken without the curvature test where it cuts ‖e‖² to this fraction (_line_search)
+STRONG_DECREASE = 0.25
+#: a chord step ends the Newton loop where its predicted ‖e‖ is below this fraction of the tolerance (_newton)
+CHORD_MARGIN = 0.25
 #: the registries' dispatch tables ((code, kernel), ...), unrolled into direct calls by the kernels below
 _CONTACT_KERNELS = CONTACT_MODELS.kernels
 _ACTUATOR_KERNELS = ACTUATOR_MODELS.kernels
@@ -183,7 +187,8 @@ class DynamicsWorkspace(NamedTuple):
     J: NDArray
     x_t: NDArray
     e_t: NDArray
-    dir_work: NDArray  # (2, max(n, nA)): the line search's ∂e/∂x p (row 0) and ∂f_model/∂x p (row 1)
+    dir_work: NDArray  # (3, max(n, nA)): the line search's ∂e/∂x p (row 0) and ∂f_model/∂x p (row 1); row 2:
+    # the wheel rows' velocities A q̇'_p at x = 0 (_setup_rows), from which an evaluation forms v_c
     counts: NDArray  # (N_COUNTS,) int64: this step's counts and flags (C_*)
     mrows: NDArray  # (nA,) int64: the model-force rows (every non-rigid row)
     # adaptive sub-stepping
@@ -228,7 +233,7 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
         z((nw, 3)), z((nw, 3, 3)), z((nw, 3)), z((nw, 3)),  # fc, df_dv, df_dRw, df_ddz
         z(nA), z((nA, n)),  # f_model, df
         z(na1), z(na1), z(na1), z((na1, na1)), z(na1),  # actuator work
-        z(n), z(n), z(n), z((n, n)), z(n), z((n, n)), z(n), z(n), z((2, max(n, nA))),  # x, p, grad, H, e, J, x_t,
+        z(n), z(n), z(n), z((n, n)), z(n), z((n, n)), z(n), z(n), z((3, max(n, nA))),  # x, p, grad, H, e, J, x_t,
         # e_t, dir_work
         np.zeros(N_COUNTS, dtype=np.int64),  # counts
         np.zeros(nA, dtype=np.int64),  # mrows
@@ -332,6 +337,14 @@ def _setup_rows(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: ND
         for i in range(n):
             ws.qp[i] += t * ws.basis[b, i]
     _reduced(md, ws, nz, n, nA, qvel, dt)
+    vp = ws.dir_work[2]
+    for r in range(3 * nw):  # the wheel rows' velocities at x = 0, A q̇'_p (an evaluation adds (A Nᵀ) x)
+        s = 0.0
+        for j in range(n):
+            t = ws.A[r, j]
+            if t != 0.0:  # only the body's and the wheel's chain's columns
+                s += t * ws.qp[j]
+        vp[r] = s
     if fd.contact_moment:
         _moment_directions(md, ws, n, nz)
     for k in range(nz):  # warm start: the current velocity's free components (§2.4.4; the C++'s q̈' = 0)
@@ -480,13 +493,12 @@ def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
         t = x[k]
         for i in range(n):
             ws.qn[i] += t * ws.Nt[k, i]
-    for w in range(nw):  # contact-point velocities, Rω, Δz at the step's end
+    vp = ws.dir_work[2]
+    for w in range(nw):  # contact-point velocities v_c = A q̇'[i+1] = A q̇'_p + (A Nᵀ) x, Rω, Δz at the step's end
         for r in range(3):
-            s = 0.0
-            for j in range(n):
-                t = ws.A[3 * w + r, j]
-                if t != 0.0:  # only the body's and the wheel's chain's columns
-                    s += t * ws.qn[j]
+            s = vp[3 * w + r]
+            for k in range(nx):
+                s += ws.AN[3 * w + r, k] * x[k]
             ws.vc[w, r] = s
         ws.Rw[w] = md.wheel_radius[w] * ws.qn[md.wheel_frame[w] + 5]
         ws.dzn[w] = ws.dz0[w] + ws.vc[w, 2] * dt
@@ -668,15 +680,28 @@ def _dot(a: NDArray, b: NDArray, n: int) -> float:
     return s
 
 
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
+def _form_df(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, dt: float) -> None:
+    """∂f_model/∂x into ws.df at the point of the last :func:`_residual` call (whose contact, actuator and joint
+    partials are still in ws): what ``need_df`` would have added, formed only once it is needed."""
+    _model_force_jacobian(md, fd, ws, ws.counts[C_INPUTS], md.wheel_frame.shape[0], md.actuated_frames.shape[0],
+                          ws.counts[C_MODEL_ROWS], dt)
+
+
 @njit(inline="always")
-def _phi(md, fd, ws, qvel, integral, dt, alpha, n, nx) -> tuple:  # noqa: ANN001
-    """φ(α) = ‖e(x + α p)‖² and φ'(α) = 2 eᵀ (∂e/∂x p); the trial point stays in x_t, e_t and its ∂f_model/∂x in
-    ws.df.  ∂e/∂x itself is not formed at a trial point (most are the last point of a step, or rejected):
-    ∂e/∂x p = G p − (A Nᵀ)ᵀ (∂f_model/∂x p) costs a matrix–vector product less per model row.  (n: the
-    degrees of freedom; e has nx entries.)"""
+def _trial(md, fd, ws, qvel, integral, dt, alpha, nx, need_df) -> float:  # noqa: ANN001
+    """φ(α) = ‖e(x + α p)‖²: the trial point in x_t, e_t (and its ∂f_model/∂x in ws.df if ``need_df``)."""
     for k in range(nx):
         ws.x_t[k] = ws.x[k] + alpha * ws.p[k]
-    _residual(md, fd, ws, ws.x_t, qvel, integral, dt, True, ws.e_t)
+    _residual(md, fd, ws, ws.x_t, qvel, integral, dt, need_df, ws.e_t)
+    return _dot(ws.e_t, ws.e_t, nx)
+
+
+@njit(inline="always")
+def _slope(fd, ws, n, nx) -> float:  # noqa: ANN001
+    """φ'(α) = 2 eᵀ (∂e/∂x p) at the trial point, from its ∂f_model/∂x in ws.df.  ∂e/∂x itself is not formed
+    at a trial point (most are the last point of a step, or rejected): ∂e/∂x p = G p − (A Nᵀ)ᵀ (∂f_model/∂x p)
+    costs a matrix–vector product less per model row.  (n: the degrees of freedom; e has nx entries.)"""
     nm = ws.counts[C_MODEL_ROWS]
     w = ws.dir_work
     for m in range(nm):
@@ -706,7 +731,14 @@ def _phi(md, fd, ws, qvel, integral, dt, alpha, n, nx) -> tuple:  # noqa: ANN001
     d = 0.0
     for i in range(nx):
         d += ws.e_t[i] * w[0, i]
-    return _dot(ws.e_t, ws.e_t, nx), 2.0 * d
+    return 2.0 * d
+
+
+@njit(inline="always")
+def _phi(md, fd, ws, qvel, integral, dt, alpha, n, nx) -> tuple:  # noqa: ANN001
+    """(φ(α), φ'(α)) at x + α p (:func:`_trial` with ∂f_model/∂x, :func:`_slope`)."""
+    phi = _trial(md, fd, ws, qvel, integral, dt, alpha, nx, True)
+    return phi, _slope(fd, ws, n, nx)
 
 
 @njit(inline="always")  # passes the workspace: inlined, not copied per call
@@ -714,12 +746,20 @@ def _line_search(md, fd, ws, qvel, integral, dt, phi0, dphi0, n, nx) -> tuple:  
     """Strong-Wolfe step in (0, 1] (thesis App. D; Nocedal & Wright Alg. 3.2, and Alg. 3.3 with bisection as the
     interpolation): the full Newton step first; if an acceptable step lies in (0, 1), zoom to it.
 
-    Returns (α, α is the last point evaluated, i.e. x_t/e_t/ws.df hold it)."""
-    phi1, dphi1 = _phi(md, fd, ws, qvel, integral, dt, 1.0, n, nx)
+    The full step is evaluated without ∂f_model/∂x first: where it cuts φ to ≤ STRONG_DECREASE φ(0) it is
+    taken at once (it meets the sufficient decrease by far, and for a Newton step |φ'(1)| ≲ 2 sqrt(φ(1) φ(0))
+    ≤ |φ'(0)|/2, the curvature condition too); ∂f_model/∂x there is formed only if a Newton step follows.
+
+    Returns (α, α is the last point evaluated (x_t/e_t hold it), ws.df holds ∂f_model/∂x of that point)."""
+    phi1 = _trial(md, fd, ws, qvel, integral, dt, 1.0, nx, False)
+    if phi1 <= STRONG_DECREASE * phi0:
+        return 1.0, True, False
+    _form_df(md, fd, ws, dt)
+    dphi1 = _slope(fd, ws, n, nx)
     if phi1 <= phi0 + C1 * dphi0 and abs(dphi1) <= -C2 * dphi0:
-        return 1.0, True
+        return 1.0, True, True
     if not (phi1 > phi0 + C1 * dphi0 or dphi1 >= 0.0):
-        return 1.0, True
+        return 1.0, True, True
     lo, phi_lo, hi = 0.0, phi0, 1.0  # zoom with bisection (Nocedal & Wright Alg. 3.3)
     best_a = -1.0
     a = 0.5
@@ -730,27 +770,67 @@ def _line_search(md, fd, ws, qvel, integral, dt, phi0, dphi0, n, nx) -> tuple:  
             hi = a
         else:
             if abs(dphi_a) <= -C2 * dphi0:
-                return a, True
+                return a, True, True
             if dphi_a * (hi - lo) >= 0.0:
                 hi = lo
             lo, phi_lo = a, phi_a
             best_a = lo
     if best_a >= 0.0:
-        return best_a, best_a == a
-    return a, True
+        return best_a, best_a == a, best_a == a
+    return a, True, True
+
+
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
+def _chord_step(md, fd, ws, qvel, integral, dt, norm, nx) -> float:  # noqa: ANN001
+    """A chord step: the last Newton step's ∂e/∂x (ws.J) and the Cholesky factor of its JᵀJ (ws.H) applied to
+    the current e, p = −(JᵀJ)⁻¹ Jᵀ e, taken if it at least halves ‖e‖ (x, e updated).  Returns the new ‖e‖, or
+    −1 if the step was not taken (x unchanged; the last evaluation was the rejected trial point)."""
+    for a in range(nx):
+        s = 0.0
+        for i in range(nx):
+            s += ws.J[i, a] * ws.e[i]
+        ws.p[a] = -s
+    cho_solve(ws.H, nx, ws.p)
+    phi = _trial(md, fd, ws, qvel, integral, dt, 1.0, nx, False)
+    if not phi <= 0.25 * norm * norm:
+        return -1.0
+    for k in range(nx):
+        ws.x[k] = ws.x_t[k]
+        ws.e[k] = ws.e_t[k]
+    return math.sqrt(phi)
 
 
 @njit(inline="always")  # passes the workspace: inlined, not copied per call
 def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
     """Gauss–Newton on ‖e‖² from the warm start ws.x; returns (iterations, ‖e‖).  ws.qn/vc/fc hold the
-    final point's velocities and forces.  ∂e/∂x is formed (from the point's ∂f_model/∂x) only where a Newton
-    step is taken from the point: not at the point that ends the loop."""
+    final point's velocities and forces.  ∂f_model/∂x and ∂e/∂x are formed only where a Newton step is taken
+    from the point: not at the point that ends the loop.
+
+    Where the last full Newton step converged quadratically (‖e_k‖ ≈ C ‖e_k−1‖²) so far that the next step is
+    predicted to end the loop, that step is a *chord* step with the last step's factor (:func:`_chord_step`):
+    its error ≈ (‖e_k‖/‖e_k−1‖) ‖e_k‖ (the chord method's rate is the contraction the Newton step showed).
+    It saves forming ∂f_model/∂x, ∂e/∂x, JᵀJ and its Cholesky factor once; a chord step that does not halve
+    ‖e‖ is dropped for a Newton step.  Both count as iterations."""
     nx = ws.counts[C_INPUTS]
-    _residual(md, fd, ws, ws.x, qvel, integral, dt, True, ws.e)
+    _residual(md, fd, ws, ws.x, qvel, integral, dt, False, ws.e)
+    df_ready = False  # ws.df holds ∂f_model/∂x at ws.x (else: the last evaluation was at ws.x, _form_df forms it)
     it = 0
     norm = math.sqrt(_dot(ws.e, ws.e, nx))
+    prev = math.inf  # ‖e‖ before the last accepted step
+    chord = False  # ws.J, ws.H: the factor of the last full Newton step, which converged quadratically
     while it < fd.max_iterations and norm > fd.tolerance:
         it += 1
+        if chord and norm * norm <= CHORD_MARGIN * fd.tolerance * prev:
+            new = _chord_step(md, fd, ws, qvel, integral, dt, norm, nx)
+            if new >= 0.0:
+                prev, norm = norm, new
+                df_ready = False
+                continue
+            _residual(md, fd, ws, ws.x, qvel, integral, dt, True, ws.e)  # back at x, with ∂f_model/∂x: Newton
+            df_ready = True
+            chord = False
+        if not df_ready:
+            _form_df(md, fd, ws, dt)
         _force_balance_jacobian(ws, nx, ws.counts[C_MODEL_ROWS], n, ws.J, fd.contact_moment)
         # H = JᵀJ (Gauss–Newton Hessian of eq. 2.84, halved), g = Jᵀe, accumulated along J's rows
         for a in range(nx):
@@ -774,16 +854,18 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
         if not cholesky(ws.H, nx, ws.H):
             break
         cho_solve(ws.H, nx, ws.p)
-        alpha, fresh = _line_search(md, fd, ws, qvel, integral, dt, norm * norm, 2.0 * _dot(ws.grad, ws.p, nx),
-                                    n, nx)
+        alpha, fresh, df_ready = _line_search(md, fd, ws, qvel, integral, dt, norm * norm,
+                                              2.0 * _dot(ws.grad, ws.p, nx), n, nx)
         for k in range(nx):
             ws.x[k] += alpha * ws.p[k]
-        if fresh:  # the line search's last evaluation is the accepted point: keep it (e_t; ws.df is its)
+        if fresh:  # the line search's last evaluation is the accepted point: keep it (e_t; ws.df if df_ready)
             for i in range(nx):
                 ws.e[i] = ws.e_t[i]
         else:
             _residual(md, fd, ws, ws.x, qvel, integral, dt, True, ws.e)
-        norm = math.sqrt(_dot(ws.e, ws.e, nx))
+            df_ready = True
+        prev, norm = norm, math.sqrt(_dot(ws.e, ws.e, nx))
+        chord = alpha == 1.0
     # the last evaluation was at the final x (initial point, accepted trial, or re-evaluation): ws.qn, vc, fc
     return it, norm
 

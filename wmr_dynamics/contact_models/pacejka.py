@@ -37,11 +37,12 @@ def _mf_ratio(x: float, B: float, C: float, D: float, E: float, K: float) -> tup
         c3 = D * a * a * a * (C * (1.0 + E) / 3.0 + C * C * C / 6.0)
         return D * C * a - c3 * x * x, -2.0 * c3 * x
     u = a * (1.0 - E) * x + E * math.atan(ax)
-    du = a * (1.0 - E) + E * a / (1.0 + ax * ax)
+    du = a * (1.0 - E + E / (1.0 + ax * ax))
     phi = C * math.atan(u)
-    fv = D * math.sin(phi)
-    df = D * math.cos(phi) * C / (1.0 + u * u) * du
-    return fv / x, (df * x - fv) / (x * x)
+    df = D * math.cos(phi) * C * du / (1.0 + u * u)
+    ix = 1.0 / x
+    g = D * math.sin(phi) * ix
+    return g, (df - g) * ix  # (f/x)' = (f' − f/x)/x
 
 
 @njit(_nrt=False)
@@ -49,11 +50,14 @@ def _lateral_ratio(t: float, B: float, C: float, D: float, E: float, K: float) -
     """``g_y(t) = f'_y(α)/tan α`` with ``α = atan t`` (C.14) and its derivative in t."""
     alpha = math.atan(t)
     h, dh = _mf_ratio(alpha, B, C, D, E, K * 2.0 / math.pi)  # f'_y(α)/α
+    w = 1.0 / (1.0 + t * t)  # dα/dt
     if abs(t) < 1e-3:  # atan(t)/t = 1 − t²/3 + O(t⁴)
         q, dq = 1.0 - t * t / 3.0, -2.0 * t / 3.0
     else:
-        q, dq = alpha / t, (t / (1.0 + t * t) - alpha) / (t * t)
-    return h * q, dh / (1.0 + t * t) * q + h * dq
+        it = 1.0 / t
+        q = alpha * it
+        dq = (w - q) * it  # (α/t)' = (α' − α/t)/t
+    return h * q, dh * w * q + h * dq
 
 
 @njit(_nrt=False)
@@ -79,25 +83,26 @@ def _pacejka_kernel(v: NDArray, Rw: NDArray, dz: NDArray, P: NDArray, aux: NDArr
             continue
         # sx = sgn(Vx)·s = −vx/|Vx|, sy = sgn(Vx)·tan α = vy/|Vx|  (C.10–C.12), |Vx| ≈ sqrt(Vx² + eps²)
         Vx = vx + rw
-        U = math.sqrt(Vx * Vx + eps * eps)
-        U3 = U * U * U
-        sx = -vx / U
-        sy = vy / U
-        dsx_dvx = -1.0 / U + vx * Vx / U3
-        dsx_dRw = vx * Vx / U3
-        dsy_dvx = -vy * Vx / U3
-        dsy_dvy = 1.0 / U
+        iU = 1.0 / math.sqrt(Vx * Vx + eps * eps)
+        iU3 = iU * iU * iU
+        sx = -vx * iU
+        sy = vy * iU
+        dsx_dRw = vx * Vx * iU3
+        dsx_dvx = dsx_dRw - iU
+        dsy_dvx = -vy * Vx * iU3
+        dsy_dvy = iU
         # C.18 with f'_x = s·gx(s), f'_y = tanα·gy(α):  F = |gx gy| / sqrt(gx² + gy²)  (no 0/0 at s or α = 0)
         gx, dgx = _mf_ratio(sx, P[p, 3], P[p, 4], P[p, 5], P[p, 6], P[p, 7])
         gy, dgy = _lateral_ratio(sy, P[p, 8], P[p, 9], P[p, 10], P[p, 11], P[p, 12])
         S2 = gx * gx + gy * gy
         if S2 > 0.0:
-            S = math.sqrt(S2)
+            iS = 1.0 / math.sqrt(S2)
             prod = gx * gy
             sg = 1.0 if prod >= 0.0 else -1.0
-            F = abs(prod) / S
-            dF_dsx = (sg * gy / S - abs(prod) * gx / (S2 * S)) * dgx
-            dF_dsy = (sg * gx / S - abs(prod) * gy / (S2 * S)) * dgy
+            F = abs(prod) * iS
+            Fs = F * iS * iS  # |g_x g_y| / S³
+            dF_dsx = (sg * gy * iS - Fs * gx) * dgx
+            dF_dsy = (sg * gx * iS - Fs * gy) * dgy
         else:
             F, dF_dsx, dF_dsy = 0.0, 0.0, 0.0
         nx = mu * F * sx + crr * rw  # C.16 (+ rolling resistance as in C.5, per unit normal force)

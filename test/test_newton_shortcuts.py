@@ -1,0 +1,99 @@
+"""The force-balance Newton loop's shortcuts (issue 14; docs/dynamics.md, "Work skipped where it is not needed"):
+the chord step with the last Newton step's factor where quadratic convergence predicts that it ends the loop,
+and the cases where it must not be taken.  The loop runs as plain Python (NUMBA_DISABLE_JIT=1, the same kernels)
+so that its steps can be counted and the chord step forced to fail."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_RUN = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from wmr_dynamics.compiled import dynamics as D
+from wmr_dynamics.scenarios import zoe_rough as zoe
+
+calls = {"tried": 0, "taken": 0, "halved": 0}
+chord = D._chord_step
+
+def counted(md, fd, ws, qvel, integral, dt, norm, nx):
+    calls["tried"] += 1
+    new = chord(md, fd, ws, qvel, integral, dt, norm, nx)
+    if new >= 0.0:
+        calls["taken"] += 1
+        calls["halved"] += new <= 0.5 * norm
+    return new
+
+def rejected(md, fd, ws, qvel, integral, dt, norm, nx):
+    calls["tried"] += 1
+    x, e = ws.x.copy(), ws.e.copy()
+    chord(md, fd, ws, qvel, integral, dt, norm, nx)  # evaluated (the trial point is left in ws), then refused:
+    ws.x[:] = x  # x and e as a refused step leaves them
+    ws.e[:] = e
+    return -1.0
+
+variant, kind = sys.argv[2], sys.argv[3]
+D._chord_step = rejected if variant == "rejected" else counted
+if variant == "newton":
+    D.CHORD_MARGIN = 0.0  # the chord test never passes: Newton steps only
+model = zoe.zoe_model()
+terrain = zoe.load_terrain(1)
+sim = zoe.make_simulator(model, terrain, kind, 0.04, zoe.dynamics_options(model, kind))
+res = sim.run(1.2, (zoe.SPEED, 0.0), q0=zoe.initial_state(model, terrain), progress=False)
+print(json.dumps({"calls": calls, "q": res.q.tolist(), "qvel": res.qvel.tolist(), "it": res.iterations.tolist(),
+                  "cost": res.cost.tolist(), "converged": res.converged.tolist(), "tol": sim.compiled.fd.tolerance}))
+"""
+
+
+def _run(variant: str, kind: str) -> dict:
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", _RUN, str(ROOT), variant, kind], env=env, capture_output=True,
+                         text=True, check=True, cwd=ROOT)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def pacejka() -> dict:
+    return {v: _run(v, "pacejka") for v in ("default", "newton", "rejected")}
+
+
+def test_chord_steps_end_the_loop_within_the_tolerance(pacejka):
+    run = pacejka["default"]
+    steps = len(run["it"]) - 1
+    assert run["calls"]["taken"] >= 0.1 * steps  # the nonlinear model's third step is often a chord step
+    assert run["calls"]["halved"] == run["calls"]["taken"]  # a chord step is kept only where it halves ‖e‖
+    assert all(run["converged"][:-1])
+    assert max(run["cost"][:-1]) <= run["tol"]  # ‖e‖ of the final point, evaluated there
+    # the same trajectory as Newton steps only, to what the tolerance allows
+    newton = pacejka["newton"]
+    assert newton["calls"]["tried"] == 0
+    np.testing.assert_allclose(run["q"], newton["q"], rtol=0, atol=1e-6)
+    assert sum(run["it"]) <= sum(newton["it"]) + 0.05 * steps
+
+
+def test_a_chord_step_that_does_not_halve_the_error_is_replaced_by_the_newton_step(pacejka):
+    """Every chord step refused: the loop goes on from the same point with the Newton step it would have taken
+    without the shortcut — the Newton-only run, bit for bit, in as many iterations."""
+    rejected, newton = pacejka["rejected"], pacejka["newton"]
+    assert rejected["calls"]["tried"] >= 0.1 * (len(newton["it"]) - 1)
+    assert rejected["q"] == newton["q"]
+    assert rejected["qvel"] == newton["qvel"]
+    assert rejected["it"] == newton["it"]
+
+
+def test_the_piecewise_linear_model_needs_no_chord_step():
+    """One Newton step solves a piecewise-linear model exactly while no wheel changes piece: the loop ends
+    there, and no chord step is even tried (the shortcut leaves its trajectories as Newton's)."""
+    run, newton = _run("default", "linear"), _run("newton", "linear")
+    assert run["calls"]["tried"] == 0
+    assert run["q"] == newton["q"]
+    assert np.mean(run["it"][:-1]) < 1.2
