@@ -603,7 +603,7 @@ def _model_force_jacobian(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace
                                      + b * ws.Nt[k, j])
 
 
-@njit(_nrt=False)
+@njit(inline="always")  # inlined into _residual, its one caller: a call passing 13 arrays cost 0.12 µs
 def _contact(kind: int, P: NDArray, aux: NDArray, slot: int, vc: NDArray, Rw: NDArray, dzn: NDArray, fc: NDArray,
              df_dv: NDArray, df_dRw: NDArray, df_ddz: NDArray, mw: NDArray, work: NDArray) -> None:
     """Eq. 2.71 by the contact model's kernel (CONTACT_MODELS) or its Python callback, and the axle moments of a
