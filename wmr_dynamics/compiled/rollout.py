@@ -21,7 +21,7 @@ from wmr_dynamics.compiled.dynamics import DynamicsData, DynamicsWorkspace, dyna
 from wmr_dynamics.kinematics.fk import _forward_kinematics
 
 
-@njit
+@njit(_nrt=False)
 def _slip(md: ModelData, ws: DynamicsWorkspace, w: int) -> tuple:
     """Slip ratio (eq. 2.40, normalized by the larger speed) and slip angle (eq. 2.42) of wheel w."""
     rw = ws.Rw[w]
@@ -44,17 +44,31 @@ def dynamic_rollout(md: ModelData, td: TerrainData, fd: DynamicsData, cd: Contro
     IT → total iterations, COST → max ‖e‖, CONV → all converged.
     Returns (status, row of the failure or −1).
     """
+    nw = md.wheel_frame.shape[0]
+    nq, ndof = q0.shape[0], qvel0.shape[0]
+    return _rollout_loop(md, td, fd, cd, ws, q0, qvel0, cmds, dt, integral, u, Q, QV, DZ, CP, VC, F, SR, SA, IT,
+                         COST, CONV, record, np.empty(nq), np.empty(ndof), np.empty(nq), np.empty(ndof),
+                         np.empty(nw), np.empty((nw, 3)))
+
+
+# The loops over the steps are functions of their own, compiled without reference counting: from a function
+# that counts references (one that allocates, as the callers above), every call of the step would count the
+# references of every array in the model, terrain and workspace tuples it is passed — 0.8 µs per step on Zoë's
+# kinematic step, more than its forward kinematics and controller together (docs/benchmarks.md).
+@njit(_nrt=False)
+def _rollout_loop(md: ModelData, td: TerrainData, fd: DynamicsData, cd: ControllerData, ws: DynamicsWorkspace,
+                  q0: NDArray, qvel0: NDArray, cmds: NDArray, dt: float, integral: NDArray, u: NDArray, Q: NDArray,
+                  QV: NDArray, DZ: NDArray, CP: NDArray, VC: NDArray, F: NDArray, SR: NDArray, SA: NDArray,
+                  IT: NDArray, COST: NDArray, CONV: NDArray, record: bool, q: NDArray, qv: NDArray,
+                  q_next: NDArray, qv_next: NDArray, dz: NDArray, pts: NDArray) -> tuple:
+    """:func:`dynamic_rollout`'s steps, into its outputs, with its work arrays q, qv, q_next, qv_next, dz, pts."""
     n = cmds.shape[0] - 1
     nw = md.wheel_frame.shape[0]
     nq, ndof = q0.shape[0], qvel0.shape[0]
-    q = ws.q_cur.copy()
-    qv = ws.qvel_cur.copy()
-    q_next = np.empty(nq)
-    qv_next = np.empty(ndof)
-    dz = np.empty(nw)
-    pts = np.empty((nw, 3))
-    q[:] = q0
-    qv[:] = qvel0
+    for i in range(nq):
+        q[i] = q0[i]
+    for i in range(ndof):
+        qv[i] = qvel0[i]
     if not record:
         for w in range(nw):
             DZ[0, w] = 0.0
@@ -70,11 +84,13 @@ def dynamic_rollout(md: ModelData, td: TerrainData, fd: DynamicsData, cd: Contro
             if not math.isfinite(u[i]):
                 return 4, k
         status, it, cost, conv, _ = dynamic_step(md, td, fd, ws, q, qv, u, integral, dt, q_next, qv_next, dz, pts)
-        Q[k] = q
+        for i in range(nq):
+            Q[k, i] = q[i]
         if status != 0:
             return status, k
         if record:
-            QV[k] = qv
+            for i in range(ndof):
+                QV[k, i] = qv[i]
             CONV[k], IT[k], COST[k] = conv, it, cost
             for w in range(nw):
                 DZ[k, w] = dz[w]
@@ -95,8 +111,10 @@ def dynamic_rollout(md: ModelData, td: TerrainData, fd: DynamicsData, cd: Contro
                 SR[0, w] = max(SR[0, w], abs(sr))
                 SA[0, w] = max(SA[0, w], abs(sa))
         if k < n:
-            q[:] = q_next
-            qv[:] = qv_next
+            for i in range(nq):
+                q[i] = q_next[i]
+            for i in range(ndof):
+                qv[i] = qv_next[i]
     return 0, -1
 
 
@@ -113,9 +131,16 @@ def dynamic_advance(md: ModelData, td: TerrainData, fd: DynamicsData, cd: Contro
     Returns (status, index of the failing step or −1); on failure q, q̇' hold the state the failing step
     started from.
     """
-    nq, ndof = q.shape[0], qvel.shape[0]
-    q_next = np.empty(nq)
-    qv_next = np.empty(ndof)
+    return _advance_loop(md, td, fd, cd, ws, q, qvel, cmd, n, dt, integral, u, dz, pts, slip, stats,
+                         np.empty(q.shape[0]), np.empty(qvel.shape[0]))
+
+
+@njit(_nrt=False)  # reference-count free: see _rollout_loop
+def _advance_loop(md: ModelData, td: TerrainData, fd: DynamicsData, cd: ControllerData, ws: DynamicsWorkspace,
+                  q: NDArray, qvel: NDArray, cmd: NDArray, n: int, dt: float, integral: NDArray, u: NDArray,
+                  dz: NDArray, pts: NDArray, slip: NDArray, stats: NDArray, q_next: NDArray,
+                  qv_next: NDArray) -> tuple:
+    """:func:`dynamic_advance`'s steps, with its work arrays q_next, qv_next."""
     stats[0], stats[1], stats[2], stats[3] = 0.0, 0.0, 1.0, 0.0
     for k in range(n):
         _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)
@@ -132,8 +157,10 @@ def dynamic_advance(md: ModelData, td: TerrainData, fd: DynamicsData, cd: Contro
             stats[2] = 0.0
         for w in range(dz.shape[0]):
             slip[0, w], slip[1, w] = _slip(md, ws, w)
-        q[:] = q_next
-        qvel[:] = qv_next
+        for i in range(q.shape[0]):
+            q[i] = q_next[i]
+        for i in range(qvel.shape[0]):
+            qvel[i] = qv_next[i]
         stats[3] = k + 1
     return 0, -1
 
