@@ -30,7 +30,7 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-ros.txt setup.py ro
 	$(if $(ROS_SYSTEM),echo "using the system's ROS 2 (rclpy imports from $(PYTHON))",$(PY) -m pip install --quiet -r requirements-ros.txt)
 	$(PY) ros_compat/build.py
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
-	@echo "compiling the simulation engine into the venv's cache (a minute or two, once) ..."
+	@echo "compiling the simulation engine into the venv's cache (several minutes on a 2-core machine, once) ..."
 	$(PY) -m wmr_dynamics.warmup
 	@touch $(STAMP)
 	@echo "installed into $(VENV)"
