@@ -55,7 +55,8 @@ from wmr_dynamics.kinematics.state import _euler_step
 from wmr_dynamics.registry import PYTHON, RIGID
 
 C1, C2 = 1e-4, 0.9  # strong Wolfe conditions: sufficient decrease (eq. D.2), curvature (eq. D.4)
-#: the full Newton step is taken without the curvature test where it cuts ‖e‖² to this fraction (_line_search)
+#: a step that cuts ‖e‖² to this fraction (halves ‖e‖) is taken without further test: the full Newton step without
+#: the curvature test (_line_search), a chord step at all (_chord_step; one that does not is dropped)
 STRONG_DECREASE = 0.25
 #: a chord step ends the Newton loop where its predicted ‖e‖ is below this fraction of the tolerance (_newton)
 CHORD_MARGIN = 0.25
@@ -540,7 +541,7 @@ def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
                 for i in range(nx):
                     e[i] -= ws.mw[w, MOMENT_COLUMNS + i] * t
     if need_df:
-        _model_force_jacobian(md, fd, ws, nx, nw, na, nm, dt)
+        _form_df(md, fd, ws, dt)
 
 
 @njit(inline="always")  # passes the workspace: inlined, not copied per call
@@ -792,7 +793,7 @@ def _chord_step(md, fd, ws, qvel, integral, dt, norm, nx) -> float:  # noqa: ANN
         ws.p[a] = -s
     cho_solve(ws.H, nx, ws.p)
     phi = _trial(md, fd, ws, qvel, integral, dt, 1.0, nx, False)
-    if not phi <= 0.25 * norm * norm:
+    if not phi <= STRONG_DECREASE * norm * norm:
         return -1.0
     for k in range(nx):
         ws.x[k] = ws.x_t[k]
