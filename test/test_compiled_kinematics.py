@@ -52,9 +52,12 @@ def test_one_call_and_the_step_loop_give_the_same_run(mode, integrator):
     if mode == "enhanced":  # the margin is computed in enhanced mode, on both
         np.testing.assert_allclose(loop.rollover_margin[:-1], one.rollover_margin[:-1], atol=1e-12)
         assert np.all(one.rollover_margin > 0.1)
-    else:  # not computed by the plain kinematic rollout: run() fills it in afterwards (here: every state)
+    else:  # not computed by the plain kinematic rollout: run() fills it in afterwards (here: every state), with
+        # the full collision search at each state; the loop's come from its steps, warm-started, whose contact
+        # may be another of two minima of Δz within one coarse spacing (collision module notes): within 0.2 mm
         assert np.all(np.isfinite(one.rollover_margin))
-        np.testing.assert_allclose(one.rollover_margin[:-1], loop.rollover_margin[:-1], atol=1e-6)
+        np.testing.assert_allclose(one.rollover_margin[:-1], loop.rollover_margin[:-1], atol=2e-4)
+        assert np.mean(np.abs(one.rollover_margin[:-1] - loop.rollover_margin[:-1]) < 1e-6) > 0.9
 
 
 def test_joint_limits_are_hard_stops():
@@ -85,8 +88,9 @@ def test_a_box_is_exact_in_the_step_edges_included():
 
 def test_a_box_beside_a_sloped_plane_leaves_the_plane_as_it_is():
     """A Composite of a sloped plane and a box, driven on the plane away from the box, is the plane: the run is
-    the plane's to the last digit.  (Rasterized over the box's bounds, as the step did before, the plane was
-    clamped flat beyond them: 0.4 m high at x = 10 m where it is 1 m.)"""
+    the plane's to 1e-9 (the Composite's contacts come from the full search, the plane's from the warm-started
+    one: both end at the same minimum, to the polish's tolerance).  (Rasterized over the box's bounds, as the
+    step did before, the plane was clamped flat beyond them: 0.4 m high at x = 10 m where it is 1 m.)"""
     model = wmr.load_model("zoe")
     plane = Plane(normal=(-0.1, 0.0, 1.0))  # h = 0.1 x
     world = Composite([plane, Box(center=(12.0, 0.0), size=(1.0, 1.0), height=0.5)])
@@ -95,7 +99,7 @@ def test_a_box_beside_a_sloped_plane_leaves_the_plane_as_it_is():
         sim = Simulator(model, t, dt=0.04)
         runs.append(sim.run(4.0, (0.5, 0.0), q0=sim.initial_state(xyz=(1.5, 0.0, 0.0), yaw=0.0), progress=False))
     assert runs[0].q[-1, 6] - runs[0].q[0, 6] == pytest.approx(0.1 * (runs[0].q[-1, 4] - runs[0].q[0, 4]), rel=0.02)
-    np.testing.assert_array_equal(runs[0].q, runs[1].q)
+    np.testing.assert_allclose(runs[0].q, runs[1].q, rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize("mode", ["kinematic", "dynamic"])

@@ -48,18 +48,22 @@ def _steady_torque(model: WmrModel, slope_deg: float = 0.0, limit: float | None 
     data = st.make_data()
     x0 = data.q[4]
     rows = []
+    wheels = np.flatnonzero(model.actuated) + 5  # the wheel joints' rates in q̇'
+    rate = 0.0
     for k in range(800):
         st.advance(data, 1, (SPEED, 0.0))
+        rate += data.qvel[wheels].mean() / 800
         if k >= 700:
             na = len(model.actuated_joint_names)
             rows.append((data.workspace.act_f[:na].mean(), data.slip_ratio.mean(), data.contact_force[:, 2].mean(),
                          -data.dz.mean(), data.qvel[3]))
-    return (*np.mean(rows, axis=0), data.q[4] - x0)  # ..., the x distance covered in the 8 s
+    # ..., the x distance covered in the 8 s, the wheels' mean rate over them (rad/s)
+    return (*np.mean(rows, axis=0), data.q[4] - x0, rate)
 
 
 def test_the_drive_torque_is_dings_resistance_moment_at_the_simulated_slip():
     model = _rover()
-    tau, s, fn, sink, v, _ = _steady_torque(model)
+    tau, s, fn, sink, v, _, _ = _steady_torque(model)
     assert v == pytest.approx(SPEED * (1 - s), rel=0.05)  # steady driving
     assert 0.0 < s < 0.5
     m_r = float(_ding().slip_forces(s, 0.0, sink, mean_wheel_load=fn)["M_R"])
@@ -80,15 +84,18 @@ def test_more_load_and_a_slope_need_more_torque():
 def test_a_torque_limit_below_the_resistance_moment_stalls_the_rover():
     """Without M_R in the force balance a rover on flat sand would need almost no torque at steady speed.
 
-    With the limit the rover does not make the free rover's progress.  Known limitation: at the stall the
-    wheels' rates chatter about zero, where the slip-velocity model's slip ratio switches branch, and many
-    steps end unconverged (the rover jitters back and forth by tenths of m/s): so the comparison is of the
-    distance covered in the whole 8 s, not of the last second's mean speed, which that jitter makes a coin
-    toss."""
+    With the limit the wheels do not turn at the commanded rate: over the 8 s their mean rate stays well below
+    the free rover's (measured 25–50 % of it for limits of 0.2–0.7 of the free torque).  Known limitation: at
+    the stall the wheels' rates chatter about zero, where the slip-velocity model's slip ratio switches branch,
+    and many steps end unconverged: the rover jitters back and forth by tenths of m/s and random-walks
+    (measured over those limits: −0.22 … +0.31 m in the 8 s, against the free rover's 0.35 m), so neither its
+    last second's speed nor its distance is a test — a change of the last digit of a contact point changes
+    both."""
     free = _steady_torque(_rover())
     stalled = _steady_torque(_rover(), limit=0.3 * free[0])
     assert free[5] == pytest.approx(8.0 * SPEED * (1.0 - free[1]), rel=0.1)  # the free rover drives on
-    assert stalled[5] < 0.5 * free[5]
+    assert free[6] == pytest.approx(SPEED / R, rel=0.1)  # its wheels turn at the commanded rate
+    assert abs(stalled[6]) < 0.6 * free[6]
 
 
 def test_force_balance_jacobian_with_axle_moments_matches_finite_differences():

@@ -43,7 +43,7 @@ def test_a_speed_beyond_the_wheel_limits_is_a_divergence_error(zoe, rough):
 
 def test_a_wheel_deeper_than_its_diameter_is_a_divergence_error(rough):
     sim = Simulator(wmr.load_model("rocky7"), rough, mode="kinematic", dt=0.04)
-    with pytest.raises(DivergenceError, match=r"wheel 'A1' is 0.2\d+ m deep in the ground, more than its diam"):
+    with pytest.raises(DivergenceError, match=r"wheel 'A1' is 0\.2\d* m deep in the ground, more than its diam"):
         sim.run(2.0, (0.5, 50.0), progress=False, limit_speeds=False)
 
 

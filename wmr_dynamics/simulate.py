@@ -261,7 +261,8 @@ class Simulator:
         return initial_state(self.model, self.terrain, xyz, yaw)
 
     def velocity(self, q: NDArray, v: float, omega: float, in_contact: NDArray | None = None,
-                 qvel_prev: NDArray | None = None, rates: NDArray | None = None) -> StepInfo:
+                 qvel_prev: NDArray | None = None, rates: NDArray | None = None,
+                 contact_angle: NDArray | None = None) -> StepInfo:
         """Joint-space velocity at state q for the command (v m/s, ω rad/s): one DAE solve (eq. 2.38; enhanced
         mode: with the body slip of eqs. 2.44–2.52), on the compiled engine; kinematic modes only.
 
@@ -269,38 +270,42 @@ class Simulator:
         ``in_contact``: the contact set (nw,) bool carried from the previous step, advanced in place (only
         wheels in contact keep their rows, :mod:`~wmr_dynamics.kinematics.contact_set`), with the previous
         step's q̇' ``qvel_prev`` to predict touchdowns; default: every wheel counts as having been in contact.
+        ``contact_angle``: the wheels' contact angles (nw,) rad (hub frame) of the previous step, carried like
+        ``in_contact`` and updated in place — the collision search starts there (its warm start, as a run's
+        steps do); default: the full search, so that the result depends on q alone.
         """
         from wmr_dynamics.compiled.kinematics import kinematic_solve
 
-        c, ws, q = self._scratch(q, in_contact, qvel_prev)
+        c, ws, q = self._scratch(q, in_contact, qvel_prev, contact_angle)
         cd, row = self._command_row(q, v, omega, rates)
         vc = np.zeros(self.model.num_wheels)
         st, residual = kinematic_solve(c.md, c.td, cd, c.kd_margin, ws, q, row, vc)
         if st != 0:
             raise (DivergenceError if st == 3 else SimulationError)(f"{self.model.name}: {_kin_status(st)}")
-        if in_contact is not None:
-            in_contact[:] = ws.in_contact
+        self._carry(ws, in_contact, contact_angle)
         return StepInfo(ws.qvel.copy(), ws.dz.copy(), ws.points.copy(), vc, float(residual), float(ws.body[2, 4]))
 
     def step(self, q: NDArray, v: float, omega: float, in_contact: NDArray | None = None,
-             qvel_prev: NDArray | None = None, rates: NDArray | None = None) -> tuple[NDArray, StepInfo]:
+             qvel_prev: NDArray | None = None, rates: NDArray | None = None,
+             contact_angle: NDArray | None = None) -> tuple[NDArray, StepInfo]:
         """Advance one time step with the command held constant (Euler, eq. 2.39, or RK4); returns (q_next,
         info at q).  Kinematic modes; arguments as :meth:`velocity` (RK4's inner stages start from the set of
         the step's start and do not advance it)."""
         from wmr_dynamics.compiled.kinematics import kinematic_advance
 
-        c, ws, q_next = self._scratch(q, in_contact, qvel_prev)
+        c, ws, q_next = self._scratch(q, in_contact, qvel_prev, contact_angle)
         cd, row = self._command_row(q_next, v, omega, rates)
         vc, diag = np.zeros(self.model.num_wheels), np.zeros(2)
         st, _ = kinematic_advance(c.md, c.td, cd, c.kd_margin, ws, q_next, row, 1, self.dt, vc, diag)
         if st != 0:
             raise (DivergenceError if st == 3 else SimulationError)(f"{self.model.name}: {_kin_status(st)}")
-        if in_contact is not None:
-            in_contact[:] = ws.in_contact
+        self._carry(ws, in_contact, contact_angle)
         return q_next, StepInfo(ws.qvel.copy(), ws.dz.copy(), ws.points.copy(), vc, float(diag[0]), float(diag[1]))
 
-    def _scratch(self, q: NDArray, in_contact: NDArray | None, qvel_prev: NDArray | None) -> tuple:
-        """(engine, a workspace holding the given contact set and previous q̇', q as a fresh float array)."""
+    def _scratch(self, q: NDArray, in_contact: NDArray | None, qvel_prev: NDArray | None,
+                 contact_angle: NDArray | None = None) -> tuple:
+        """(engine, a workspace holding the given contact set, contact angles and previous q̇', q as a fresh float
+        array)."""
         if self.mode == "dynamic":
             raise ModelError("velocity() and step() are the kinematic modes' solves; the dynamic mode steps with "
                              "run() or wmr_dynamics.stepper.Stepper")
@@ -310,10 +315,27 @@ class Simulator:
             self._scratch_ws = c.workspace()
         ws = self._scratch_ws
         ws.in_contact[:] = True if in_contact is None else in_contact
-        ws.angle[:] = np.nan  # a state unrelated to the last call's: the full collision search
+        nw = self.model.num_wheels
+        if contact_angle is None:
+            ws.angle[:] = np.nan  # a state unrelated to the last call's: the full collision search
+        elif not (isinstance(contact_angle, np.ndarray) and contact_angle.shape == (nw,)
+                  and contact_angle.dtype == np.float64):
+            raise ArgumentError(f"contact_angle: a float64 array of shape ({nw},) (one angle per wheel, rad), "
+                                f"updated in place; got {type(contact_angle).__name__} "
+                                f"{getattr(contact_angle, 'shape', '')}")
+        else:
+            ws.angle[:] = contact_angle  # (NaN entries: the full search for that wheel)
         ws.qvel[:] = 0.0 if qvel_prev is None else qvel_prev
         q = checks.state("q", q, self.model.num_states)
         return c, ws, q
+
+    @staticmethod
+    def _carry(ws, in_contact: NDArray | None, contact_angle: NDArray | None) -> None:  # noqa: ANN001
+        """The carried state back to the caller's arrays: the contact set and the contact angles."""
+        if in_contact is not None:
+            in_contact[:] = ws.in_contact
+        if contact_angle is not None:
+            contact_angle[:] = ws.angle
 
     def _command_row(self, q: NDArray, v: float, omega: float, rates: NDArray | None) -> tuple:
         """(controller data, command row) for the kernels: (v, ω) through the compiled controller, or joint rates
@@ -427,7 +449,8 @@ class Simulator:
         VC = np.empty((n + 1, nw))
         RES = np.empty(n + 1)
         ROLL = np.empty(n + 1)
-        in_contact, qvel_prev = np.ones(nw, dtype=bool), np.zeros(m.num_dof)  # the contact set, carried
+        in_contact, qvel_prev = np.ones(nw, dtype=bool), np.zeros(m.num_dof)  # the contact set, carried ...
+        angle = np.full(nw, np.nan)  # ... and the contact angles (the collision search's warm start)
         start = time.perf_counter()
         bar = _Progress(n, progress)
         for k in range(n + 1):
@@ -435,9 +458,9 @@ class Simulator:
             Q[k] = q
             try:
                 if k < n:
-                    q, info = self.step(q, v, omega, in_contact, qvel_prev)
+                    q, info = self.step(q, v, omega, in_contact, qvel_prev, contact_angle=angle)
                 else:
-                    info = self.velocity(q, v, omega, in_contact, qvel_prev)
+                    info = self.velocity(q, v, omega, in_contact, qvel_prev, contact_angle=angle)
             except WmrError as e:  # name the step and its time, as the compiled path does
                 raise type(e)(f"{e} (step {k}, t = {t[k]:g} s)") from None
             qvel_prev = info.qvel

@@ -297,8 +297,7 @@ class Stepper:
     def _advance_compiled(self, data: SimData, n: int, row: NDArray, direct: bool) -> SimData:
         e = self.engine
         cd = e.cd_direct if direct else e.cd
-        ws = data.workspace
-        ws.angle[:] = np.nan  # no previous contact angle: the first step's collision search is the full one
+        ws = data.workspace  # (its contact angles carry on from the last call: the collision search's warm start)
         if self.mode == "dynamic":
             args = (e.md, e.td, e.fd, cd, ws, data.q, data.qvel, row, n, self.dt, data.integral, data._u, data.dz,
                     data.contact_points, data._slip, data._stats)

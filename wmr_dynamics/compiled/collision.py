@@ -41,18 +41,23 @@ minima); on a plane this converges to the closed-form optimum.  It is written fo
   so the reported Δz, point and normal are those of ``HeightGrid.height_normal`` on cell edges too.
 
 **Warm start** (method 0, issue 14): the steps call the search with the same ``angle`` array every step, so
-it holds each wheel's previous contact angle (hub frame; NaN: none — a new workspace, ``Stepper.reset``, the
-Python query).  From it the search samples the coarse samples next to the previous angle and walks down to
-the lowest (≤ ``WARM_WALK`` samples further), checks that every coarse sample out to a quarter turn on both
-sides is above it (the jump check: no second, lower minimum such as an edge or a step coming within the rim's
-reach), and runs the refinement rounds and parabola from that sample — ≈ 38 terrain queries in place of
-≈ 55.  The full search's best coarse sample is then the same (the rim's upper half aside), so the result is
-the full search's bit for bit.  The full search runs instead where the contact may have jumped: no previous
-angle, the lowest sample more than ``WARM_WALK`` samples beyond the previous angle's neighbours, a wheel more
-than ``WARM_DZ_MAX`` · (R − ρ) above the ground, a failed jump check, a value not finite, or a terrain with
-edges (steps, ramps, boxes, composites: :func:`_warm_terrain`).  Not sampled: the rim's half beyond ±90°
-(terrain there, above the axle, reaches the samples at ±90° first).  Measured on the thesis terrains:
-benchmarks/collision_warm.py (docs/benchmarks.md).
+it holds each wheel's previous contact angle (hub frame; NaN: none — a new workspace, ``Stepper.reset``, each
+``Stepper.advance`` call, the Python query).  From it the search finds the minimum of Δz(δ) next to the
+previous angle by a few safeguarded root-finding steps (:func:`_polish`: a plane-exact first step, then the
+secant; on a grid the rim's crossing of a cell edge, where Δz has a kink, solved for directly), then checks
+that no coarse sample out to a quarter turn on both sides lies lower (the jump check, :func:`_no_lower_sample`:
+no second, lower minimum such as an edge or a step coming within the rim's reach; on a grid the samples that
+lie above their cell's highest node are not queried) — ≈ 12 terrain queries in place of the full search's
+≈ 58.  The full search ends with the same polish from its sampled minimum, so where both searches find the
+same minimum they agree to the polish's tolerance (1e-9 rad; at a kink both return its lower side).  Where
+Δz(δ) has two minima within one coarse spacing (on the thesis terrains the rim's crossings of neighbouring
+cell edges, Δz within ~1 mm of each other) the warm start keeps the one it tracks and the full search takes
+the one its sampling reaches: measured against a dense search (20,001 samples), the two are equally far from
+the global minimum (benchmarks/collision_warm.py, docs/benchmarks.md).  The full search runs instead where
+the contact may have jumped: no previous angle, the polish leaving one coarse spacing around the previous
+angle, a wheel more than ``WARM_DZ_MAX`` · (R − ρ) above the ground, a failed jump check, a value not finite,
+or a terrain with edges (steps, ramps, boxes, composites: :func:`_warm_terrain`).  Not sampled: the rim's
+half beyond ±90° (terrain there, above the axle, reaches the samples at ±90° first).
 
 ``method=1`` is the fast search documented at :func:`wheel_contacts_kernel` (not warm-started).
 
@@ -165,12 +170,16 @@ def _trig(n_samples: int) -> tuple:
 def _query(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float, by: float,
            bz: float, s: float, c: float) -> tuple:
     """The search's terrain query at the rim point r = o − s·a − c·b of (sin δ, cos δ) = (s, c) (eq. 2.9; a = rc·x̂_w,
-    b = rc·ẑ_w): (Δz without the tube radius (eq. 2.8), n̂·a, n̂·b).  On a grid the bilinear cell of
-    ``HeightGrid._cell`` with products by 1/dx, 1/dy (params[4:6]) — it differs from it by rounding only."""
+    b = rc·ẑ_w): (Δz without the tube radius (eq. 2.8), n̂·a, n̂·b, dΔz/dδ − n̂·dr/dδ).  On a grid the bilinear cell
+    of ``HeightGrid._cell`` with products by 1/dx, 1/dy (params[4:6]) — it differs from it by rounding only.
+
+    The last entry is the part of Δz's derivative along the rim that n̂·dr/dδ = s n̂·b − c n̂·a leaves out: with
+    Δz = (z − h) n_z, (z − h) dn_z/dδ (on a bilinear cell n_z = 1/√(1 + h_x² + h_y²) turns with the cross term
+    of the cell; zero on a plane; left out on a bicubic grid).  (Callers that do not use it: compiled away.)"""
     x, y, z = ox - s * ax - c * bx, oy - s * ay - c * by, oz - s * az - c * bz
     if td.kind != TERRAIN_GRID:
         h, nx, ny, nz = height_normal(td.kind, td.params, td.grid, x, y)
-        return (z - h) * nz, nx * ax + ny * ay + nz * az, nx * bx + ny * by + nz * bz
+        return (z - h) * nz, nx * ax + ny * ay + nz * az, nx * bx + ny * by + nz * bz, 0.0
     p, g = td.params, td.grid
     ny_, nx_ = g.shape[0], g.shape[1]
     fx = (x - p[0]) * p[4]
@@ -183,10 +192,15 @@ def _query(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: floa
     h00, h10, h01, h11 = g[j, i], g[j, i + 1], g[j + 1, i], g[j + 1, i + 1]
     d1, d2, d3 = h10 - h00, h01 - h00, h11 - h01 - h10 + h00
     h = h00 + tx * d1 + ty * d2 + tx * ty * d3
-    gx = (d1 + ty * d3) * p[4] if fx == cx else 0.0  # clamped direction: no slope
-    gy = (d2 + tx * d3) * p[5] if fy == cy else 0.0
+    inx, iny = fx == cx, fy == cy  # clamped direction: no slope
+    gx = (d1 + ty * d3) * p[4] if inx else 0.0
+    gy = (d2 + tx * d3) * p[5] if iny else 0.0
     nz = 1.0 / math.sqrt(1.0 + gx * gx + gy * gy)
-    return (z - h) * nz, nz * (az - gx * ax - gy * ay), nz * (bz - gx * bx - gy * by)
+    # dn_z/dδ = −n_z³ (h_x dh_x/dδ + h_y dh_y/dδ), dh_x/dδ = d3 p4 p5 dy/dδ, dh_y/dδ = d3 p4 p5 dx/dδ
+    # (dr/dδ = s b − c a)
+    k = d3 * p[4] * p[5] if (inx and iny) else 0.0
+    dn = -nz * nz * nz * k * (gx * (s * by - c * ay) + gy * (s * bx - c * ax))
+    return (z - h) * nz, nz * (az - gx * ax - gy * ay), nz * (bz - gx * bx - gy * by), (z - h) * dn
 
 
 @njit(inline="always")
@@ -262,12 +276,14 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
             taken, cb = True, -1.0
         elif warm and math.isfinite(angle[w]):  # warm start at the previous step's contact angle (hub frame)
             d0 = _hub_to_wheel(md, T_world, f, T, angle[w]) if kind == KIND_WHEEL else angle[w]
-            taken, ok, sb, cb = _warm_search(td, ox, oy, oz, ax, ay, az, bx, by, bz, d0, n_samples, trig,
-                                             WARM_DZ_MAX * rc)
+            taken, sb, cb = _warm_search(td, ox, oy, oz, ax, ay, az, bx, by, bz, d0, n_samples, trig,
+                                         WARM_DZ_MAX * rc)
         if not taken:
             ok, sb, cb = _search(td, ox, oy, oz, ax, ay, az, bx, by, bz, n_samples, trig, fast)
             if edges and kind == KIND_ARC and not warm:  # a roller on a terrain with edges: reach the edge
                 sb, cb = _arc_descend(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, n_samples)
+            elif warm and ok:  # the warm start's polish, so that both searches end at the same minimum
+                sb, cb = _search_polish(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, n_samples)
         v, cx, cy, cz, nx, ny, nz = _rim_exact(td, ox, oy, oz, ax, ay, az, bx, by, bz, tube, sb, cb)
         if not (ok and math.isfinite(v) and math.isfinite(nx) and math.isfinite(ny) and math.isfinite(nz)):
             return w + 1
@@ -288,7 +304,7 @@ def _rim_at(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
             bz: float, s0: float, c0: float, t: float) -> float:
     """Δz of the rim point at δ0 + t, δ0 given by (sin δ0, cos δ0) = (s0, c0)."""
     st, ct = math.sin(t), math.cos(t)
-    v, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s0 * ct + c0 * st, c0 * ct - s0 * st)
+    v, _, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s0 * ct + c0 * st, c0 * ct - s0 * st)
     return v
 
 
@@ -493,7 +509,7 @@ def _search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
         else:
             d = -math.pi + k * step
             s, c = math.sin(d), math.cos(d)
-        v, n1, n2 = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
+        v, n1, n2, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
         if v < fb:
             sb, cb, fb, n1b, n2b = s, c, v, n1, n2
         elif v != v:
@@ -508,7 +524,7 @@ def _search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
             else:
                 so, co = (-s1, c1) if o == 0 else ((-s2, c2) if o == 1 else ((s2, c2) if o == 3 else (s1, c1)))
                 s, c = s0 * co + c0 * so, c0 * co - s0 * so
-                v, n1, n2 = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
+                v, n1, n2, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
             if o == 0 or v < fb:  # the first candidate starts the round's minimum (as np.argmin)
                 sb, cb, fb, n1b, n2b = s, c, v, n1, n2
             if v != v:
@@ -530,7 +546,7 @@ def _search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
                     break
                 ss, cs = _sin_cos_small(shift)
                 s, c = s0 * cs + c0 * ss, c0 * cs - s0 * ss
-            v, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
+            v, _, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
             if e == 0:
                 fm = v
             elif e == 1:
@@ -554,7 +570,7 @@ def _search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
         if abs(sn * c - cn * s) < FAST_TOLERANCE:
             break
         s, c = sn, cn
-        v, n1, n2 = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
+        v, n1, n2, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
         if v < fb:
             sb, cb, fb = s, c, v
         elif v != v:
@@ -567,14 +583,19 @@ def _search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
 
 
 # ---- warm start: the search started at the previous step's contact angle (issue 14 item 1) ----------------
-# The contact angle moves little between steps.  In place of all ``n_samples`` coarse samples of the full
-# search (method 0), the warm start samples the few around the previous angle, walking downhill to the lowest
-# of them, checks that every sample out to ±90° is above it (no second, lower minimum: no edge or step within
-# the rim's reach), and then runs the full search's refinement rounds and parabola from that sample.  The
-# full search's best coarse sample is then the same, and the result the full search's, bit for bit.  Any sign
-# of a jump sends the wheel to the full search (:func:`_search`): see :func:`_warm_search`.
-WARM_WALK = 2  # coarse samples (10° for 36) the lowest one may lie beyond the previous angle's neighbours
+# The contact angle moves little between steps.  The warm start finds the minimum of Δz(δ) next to the previous
+# angle by a few safeguarded root-finding steps on the stationarity condition (:func:`_polish`), then checks that
+# no coarse sample of the full search out to ±90° lies lower (:func:`_no_lower_sample`: no second, lower minimum
+# — an edge or a step within the rim's reach); on grids the samples that their cell's highest node proves to
+# lie above the terrain are not queried.  The full search ends with the same polish, so the two agree to its
+# tolerance where they find the same minimum.  Any sign of a jump sends the wheel to the full search
+# (:func:`_search`): see :func:`_warm_search`.
 WARM_DZ_MAX = 0.25  # × the centre-line radius: a wheel higher above the ground than this gets the full search
+POLISH_ITERATIONS = 10  # queries of the polish before it gives up (the caller then keeps its own result)
+POLISH_TOLERANCE = 1e-9  # rad: the polish stops when its next step is smaller (a root of g)
+CROSSING_OFFSET = 1e-9  # rad: the polish queries a grid line's crossing this far before and after it
+NO_LOWER_MARGIN = 1e-12  # m: a coarse sample this little below the polished minimum is not a second minimum
+POLISH_SLACK = 1e-6  # m: a polish may end this much above its start (at a kink, its lower side within 1e-9 rad)
 
 
 @njit(inline="always")
@@ -609,126 +630,216 @@ def _coarse(k: int, n_samples: int) -> tuple:
     return math.sin(d), math.cos(d)
 
 
-@njit(inline="always")
-def _coarse_dz(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
-               by: float, bz: float, k: int, n_samples: int) -> float:
-    s, c = _coarse(k, n_samples)
-    v, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
-    return v
+_SIN_TAYLOR = tuple((-1.0) ** k / math.factorial(2 * k + 1) for k in range(1, 7))  # t³ … t¹³
+_COS_TAYLOR = tuple((-1.0) ** k / math.factorial(2 * k) for k in range(1, 8))  # t² … t¹⁴
 
 
 @njit(inline="always")
-def _lower(v: float, k: int, vb: float, kb: int, n_samples: int) -> bool:
-    """Sample k is below sample kb as the full search's argmin ranks them (the first of equal values wins)."""
-    return v < vb or (v == vb and k % n_samples < kb % n_samples)
+def _sin_cos(t: float) -> tuple:
+    """(sin t, cos t): Taylor series for |t| ≤ 0.35 (truncation < 1e-18; products only), libm beyond."""
+    if abs(t) > 0.35:
+        return math.sin(t), math.cos(t)
+    a, b = _SIN_TAYLOR, _COS_TAYLOR
+    t2 = t * t
+    s = t * (1.0 + t2 * (a[0] + t2 * (a[1] + t2 * (a[2] + t2 * (a[3] + t2 * (a[4] + t2 * a[5]))))))
+    c = 1.0 + t2 * (b[0] + t2 * (b[1] + t2 * (b[2] + t2 * (b[3] + t2 * (b[4] + t2 * (b[5] + t2 * b[6]))))))
+    return s, c
 
 
 @njit(inline="always")
-def _warm_coarse(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
-                 by: float, bz: float, delta: float, n_samples: int) -> tuple:
-    """The coarse sample nearest the previous angle ``delta`` (wheel frame), its neighbours, and steps downhill
-    until a sample is lower than both its neighbours: (found, k, Δz_k, Δz_{k−1}, Δz_{k+1}).  found False: still
-    going down ``WARM_WALK`` samples beyond the first neighbours (the contact moved further), or a value not
-    finite."""
-    step = 2.0 * math.pi / n_samples
-    k = int(round((delta + math.pi) / step))  # (any multiple of 2π off: the samples are taken modulo n)
-    v = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k, n_samples)
-    vm = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k - 1, n_samples)
-    vp = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k + 1, n_samples)
-    for _ in range(WARM_WALK + 1):
-        if not (math.isfinite(v) and math.isfinite(vm) and math.isfinite(vp)):
-            return False, k, v, vm, vp
-        if _lower(vp, k + 1, v, k, n_samples) and _lower(vp, k + 1, vm, k - 1, n_samples):  # go up one sample
-            k, vm, v = k + 1, v, vp
-            vp = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k + 1, n_samples)
-        elif _lower(vm, k - 1, v, k, n_samples):  # down one sample
-            k, vp, v = k - 1, v, vm
-            vm = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k - 1, n_samples)
+def _cell(td: TerrainData, x: float) -> int:
+    """The index along x of the grid cell that ``_query`` interpolates at x (clamped to the grid)."""
+    return min(int(min(max((x - td.params[0]) * td.params[4], 0.0), td.grid.shape[1] - 1.0)), td.grid.shape[1] - 2)
+
+
+@njit(inline="always")
+def _cell_y(td: TerrainData, y: float) -> int:
+    """The index along y of the grid cell that ``_query`` interpolates at y (clamped to the grid)."""
+    return min(int(min(max((y - td.params[1]) * td.params[5], 0.0), td.grid.shape[0] - 1.0)), td.grid.shape[0] - 2)
+
+
+@njit(inline="always")
+def _crossing(td: TerrainData, ox: float, oy: float, ax: float, ay: float, bx: float, by: float, s0: float, c0: float,
+              lo: float, hi: float) -> float:
+    """The rim parameter t in (lo, hi) (δ = δ0 + t, δ0 = (s0, c0)) where the rim point crosses a grid line between
+    the cells of its points at lo and hi, by Newton's method on x(t) (or y(t)) = the line (dx/dδ = −c a_x + s b_x
+    of eq. 2.9); NaN where the two lie in the same cell."""
+    sl, cl = _sin_cos(lo)
+    sh, ch = _sin_cos(hi)
+    sl, cl, sh, ch = s0 * cl + c0 * sl, c0 * cl - s0 * sl, s0 * ch + c0 * sh, c0 * ch - s0 * sh
+    xl, xh = ox - sl * ax - cl * bx, ox - sh * ax - ch * bx
+    il, ih = _cell(td, xl), _cell(td, xh)
+    if il != ih:  # the grid line next to lo's cell towards hi's
+        o, p, q, f_lo, f_hi, line = ox, ax, bx, xl, xh, td.params[0] + (il + (ih > il)) * td.params[2]
+    else:
+        yl, yh = oy - sl * ay - cl * by, oy - sh * ay - ch * by
+        jl, jh = _cell_y(td, yl), _cell_y(td, yh)
+        if jl == jh:
+            return math.nan
+        o, p, q, f_lo, f_hi, line = oy, ay, by, yl, yh, td.params[1] + (jl + (jh > jl)) * td.params[3]
+    t = lo + (line - f_lo) * (hi - lo) / (f_hi - f_lo)
+    for _ in range(2):  # (the chord's error ~ R w² / 8 for a bracket w: 1e-5 → 1e-10 → 1e-20 m)
+        st, ct = _sin_cos(t)
+        s, c = s0 * ct + c0 * st, c0 * ct - s0 * st
+        t -= (o - s * p - c * q - line) / (s * q - c * p)
+    return t
+
+
+@njit(inline="always")
+def _polish(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float, by: float,
+            bz: float, s0: float, c0: float, v0: float, n1: float, n2: float, dn0: float, width: float) -> tuple:
+    """(converged, t, sin δ, cos δ, Δz): the minimum of Δz(δ) next to δ0 = (s0, c0) (Δz v0, n̂·a = n1, n̂·b = n2
+    and ``_query``'s derivative term dn0 there), δ = δ0 + t, |t| < ``width``.
+
+    It is where Δz's derivative along the rim g(δ) = n̂·dr/dδ + (z − h) dn_z/dδ = s n̂·b − c n̂·a + … (m/rad;
+    eq. 2.9's dr/dδ; see ``_query``) changes sign, in a bracket [g < 0, g > 0] found by
+
+    - a first step to where the rim's radius is parallel to n̂, (sin δ, cos δ) ∥ (n̂·a, n̂·b) — on a plane the
+      minimum itself (method 1's fixed point);
+    - on a grid, where the bracket's ends lie in different cells, the rim's crossing of a grid line between
+      them (:func:`_crossing`), queried just before and after it: g jumps there (the cells' slopes differ), and
+      where it jumps from < 0 to > 0 the minimum is the crossing — the lower of the two sides is returned;
+    - otherwise the secant of g between the last two points, or bisection where that leaves the bracket;
+    - a step past the window's edge on a side where g has not changed sign yet (a kink's far slope can send the
+      first step there) probes just inside the edge, once.
+
+    It stops at the crossing, or when the next step is shorter than ``POLISH_TOLERANCE``.  Not converged: g
+    keeps its sign up to the window's edge (the contact moved further: the caller keeps its own result or runs
+    the full search), a value not finite, or ``POLISH_ITERATIONS`` queries."""
+    grid = td.kind == TERRAIN_GRID
+    g = s0 * n2 - c0 * n1 + dn0
+    lo, hi, lo_known, hi_known = -width, width, False, False
+    if g < 0.0:
+        lo, lo_known = 0.0, True
+    else:
+        hi, hi_known = 0.0, True
+    t, gt, s, c, v = 0.0, g, s0, c0, v0
+    tn = math.atan2(-g, s0 * n1 + c0 * n2)  # n̂·(o − r) > 0 there: the rim point lies below the centre along n̂
+    side, t_side, s_side, c_side, v_side, g_side, probed = 0, 0.0, 0.0, 0.0, 0.0, 0.0, False
+    for _ in range(POLISH_ITERATIONS):
+        if side == 0:
+            if abs(tn - t) < POLISH_TOLERANCE:  # (before the bracket test: g = 0 at δ0 puts δ0 at its end)
+                return True, t, s, c, v
+            if not (lo < tn < hi):
+                if lo_known and hi_known:
+                    tn = 0.5 * (lo + hi)
+                elif probed or (tn >= hi) == hi_known:
+                    return False, t, s, c, v
+                else:  # past the window's edge on a side with no bracket yet (a kink): probe just inside the edge
+                    tn, probed = 0.999 * (hi if tn >= hi else lo), True
+        st, ct = _sin_cos(tn)
+        sn, cn = s0 * ct + c0 * st, c0 * ct - s0 * st
+        vn, m1, m2, dn = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, sn, cn)
+        if vn != vn:
+            return False, t, s, c, v
+        gn = sn * m2 - cn * m1 + dn
+        if side == 1:  # the crossing's far side: a jump of g from < 0 to > 0 is the minimum
+            if g_side < 0.0 < gn:
+                return (True, t_side, s_side, c_side, v_side) if v_side <= vn else (True, tn, sn, cn, vn)
+            side = 0
+        tp, gp = t, gt
+        t, gt, s, c, v = tn, gn, sn, cn, vn
+        if gn < 0.0:
+            lo, lo_known = t, True
+        elif gn > 0.0:
+            hi, hi_known = t, True
         else:
-            return True, k, v, vm, vp
-    found = math.isfinite(vm) and math.isfinite(vp) and not (
-        _lower(vp, k + 1, v, k, n_samples) or _lower(vm, k - 1, v, k, n_samples))
-    return found, k, v, vm, vp
+            return True, t, s, c, v
+        if side == -1:  # the crossing's near side queried: now its far side
+            side, t_side, s_side, c_side, v_side, g_side = 1, t, s, c, v, gt
+            tn = t + 2.0 * CROSSING_OFFSET
+            continue
+        tc = _crossing(td, ox, oy, ax, ay, bx, by, s0, c0, lo, hi) if grid and lo_known and hi_known else math.nan
+        if lo + CROSSING_OFFSET < tc < hi - CROSSING_OFFSET:
+            side, tn = -1, tc - CROSSING_OFFSET
+        else:
+            tn = t - gt * (t - tp) / (gt - gp) if gt != gp else 0.5 * (lo + hi)
+    return False, t, s, c, v
 
 
 @njit(inline="always")
-def _warm_no_jump(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
-                  by: float, bz: float, k: int, fk: float, n_samples: int) -> bool:
-    """The jump check: every coarse sample k ± 2 … k ± n/4 (out to ±90°) must be above sample k (Δz fk) as the
-    full search's argmin ranks them, so that k is its best sample there too.  A second, lower minimum — an
-    edge or a step coming within the rim's reach, a ridge under a wheel above the ground — fails it, and the
-    wheel gets the full search.  (The half of the rim beyond ±90° is not sampled: terrain there, above the
-    axle, would reach the samples at ±90° first.)"""
-    for j in range(2, n_samples // 4 + 1):
-        for g in (1, -1):
-            v = _coarse_dz(td, ox, oy, oz, ax, ay, az, bx, by, bz, k + g * j, n_samples)
-            if not (math.isfinite(v) and _lower(fk, k, v, k + g * j, n_samples)):
+def _search_polish(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
+                   by: float, bz: float, sb: float, cb: float, n_samples: int) -> tuple:
+    """The full search's minimum (sb, cb) polished as the warm start's (:func:`_polish`): within the last refinement
+    round's offset (4× its final spacing; where the sampled minimum lies next to a kink, a wider window may
+    probe past it), else within one coarse spacing as the warm start; (sb, cb) as they were where neither
+    converges to a point no higher than them (by ``POLISH_SLACK``)."""
+    v, n1, n2, dn = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb)
+    width = 2.0 * math.pi / n_samples
+    for r in range(2):
+        ok, _, s, c, vp = _polish(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, v, n1, n2, dn,
+                                  width / 4.0 ** (N_REFINE - 1) if r == 0 else width)
+        if ok and vp <= v + POLISH_SLACK:
+            return s, c
+    return sb, cb
+
+
+@njit(inline="always")
+def _grid_top(td: TerrainData, x: float, y: float) -> float:
+    """An upper bound of a grid's bilinear height at (x, y): the highest node of the cell that ``_query``
+    interpolates there (``grid_bounds``, params[7:]) — one load."""
+    return td.params[7 + _cell_y(td, y) * (td.grid.shape[1] - 1) + _cell(td, x)]
+
+
+@njit(inline="always")
+def _no_lower_sample(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
+                     by: float, bz: float, sm: float, cm: float, delta: float, v: float, n_samples: int,
+                     trig: tuple) -> bool:
+    """The jump check: no coarse sample of the full search within ±90° of δ (wheel frame), nor the rim points half
+    a spacing on both sides of the polished minimum (sm, cm) = (sin δ, cos δ), lies lower than its Δz ``v``
+    (less ``NO_LOWER_MARGIN``), and none is not finite.  A second, lower minimum —
+    an edge or a step coming within the rim's reach, a ridge under a wheel above the ground — fails it, and the
+    wheel gets the full search.  On a plane Δz(δ) has one minimum: nothing to check.  On a bilinear grid a
+    sample whose rim point lies above the highest node of its cell (``_grid_top``) by more than v / n_z min has
+    Δz > v and is not queried.  (The half of the rim beyond ±90° is not sampled: terrain
+    there, above the axle, would reach the samples at ±90° first.)"""
+    if td.kind == TERRAIN_PLANE:
+        return True
+    level = v - NO_LOWER_MARGIN
+    for side in range(2):  # half a spacing on both sides of the minimum (sm, cm): a deeper one next to it
+        sr = trig[2] if side == 0 else -trig[2]
+        vk, _, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, sm * trig[3] + cm * sr, cm * trig[3] - sm * sr)
+        if not (vk >= level):
+            return False
+    grid = td.kind == TERRAIN_GRID
+    margin = max(v, 0.0) / td.params[6] if grid else 0.0
+    s1, c1 = trig[0], trig[1]  # one coarse spacing: the samples by angle addition from sample k0 (no table lookup)
+    s0, c0 = _coarse(int(round((delta + math.pi) * n_samples / (2.0 * math.pi))), n_samples)
+    for side in range(2):
+        s, c = s0, c0
+        sr = s1 if side == 0 else -s1
+        for j in range(side, n_samples // 4 + 1):  # (sample k0 once)
+            if j > 0:
+                s, c = s * c1 + c * sr, c * c1 - s * sr
+            if grid:
+                x, y, z = ox - s * ax - c * bx, oy - s * ay - c * by, oz - s * az - c * bz
+                if z - margin > _grid_top(td, x, y):  # (NaN bounds: queried)
+                    continue
+            vk, _, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
+            if not (vk >= level):
                 return False
     return True
 
 
 @njit(inline="always")
-def _warm_refine(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
-                 by: float, bz: float, sb: float, cb: float, fb: float, n_samples: int, trig: tuple) -> tuple:
-    """The full search's (method 0's) refinement rounds and closing parabola from its best coarse sample (sb, cb),
-    Δz fb, operation for operation as in :func:`_search` (so the same sample gives the same bits): (finite,
-    sin δ, cos δ)."""
-    ok = True
-    for r in range(N_REFINE):  # offsets −step, −step/2, (0,) +step/2, +step around the best; bracket ÷ 4
-        s1, c1, s2, c2 = trig[4 * r], trig[4 * r + 1], trig[4 * r + 2], trig[4 * r + 3]
-        s0, c0, f0 = sb, cb, fb  # the centre: already evaluated
-        for o in range(5):
-            if o == 2:
-                s, c, v = s0, c0, f0
-            else:
-                so, co = (-s1, c1) if o == 0 else ((-s2, c2) if o == 1 else ((s2, c2) if o == 3 else (s1, c1)))
-                s, c = s0 * co + c0 * so, c0 * co - s0 * so
-                v, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
-            if o == 0 or v < fb:  # the first candidate starts the round's minimum (as np.argmin)
-                sb, cb, fb = s, c, v
-            if v != v:
-                ok = False
-    h = 2.0 * (2.0 * math.pi / n_samples) / 4.0 ** N_REFINE  # a parabola through (best − h, best, best + h)
-    sh, ch = trig[4 * N_REFINE], trig[4 * N_REFINE + 1]
-    fm = fp = 0.0
-    s0, c0 = sb, cb
-    for e in range(3):
-        if e == 0:
-            s, c = s0 * ch - c0 * sh, c0 * ch + s0 * sh
-        elif e == 1:
-            s, c = s0 * ch + c0 * sh, c0 * ch - s0 * sh
-        else:
-            curv = fm - 2.0 * fb + fp
-            shift = min(max(0.5 * h * (fm - fp) / curv, -h), h) if curv > 0.0 else 0.0
-            if shift == 0.0:
-                break
-            ss, cs = _sin_cos_small(shift)
-            s, c = s0 * cs + c0 * ss, c0 * cs - s0 * ss
-        v, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
-        if e == 0:
-            fm = v
-        elif e == 1:
-            fp = v
-        elif v < fb:
-            sb, cb = s, c
-    return ok, sb, cb
-
-
-@njit(inline="always")
 def _warm_search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
                  by: float, bz: float, delta: float, n_samples: int, trig: tuple, dz_max: float) -> tuple:
-    """(taken, finite, sin δ, cos δ): the full search's minimum of Δz(δ) found from the previous contact angle
-    ``delta`` (wheel frame) — the coarse samples near it (:func:`_warm_coarse`), the jump check
-    (:func:`_warm_no_jump`), the full search's refinement (:func:`_warm_refine`).  ``taken`` False (the caller
-    then runs the full search): no coarse minimum within reach of the previous angle, a value not finite, the
-    wheel more than ``dz_max`` above the ground (there Δz(δ) has several shallow minima and the lowest may move
-    far), or a failed jump check."""
-    found, k, fb, vm, vp = _warm_coarse(td, ox, oy, oz, ax, ay, az, bx, by, bz, delta, n_samples)
-    if not (found and fb <= dz_max and _warm_no_jump(td, ox, oy, oz, ax, ay, az, bx, by, bz, k, fb, n_samples)):
-        return False, True, 0.0, 1.0
-    sb, cb = _coarse(k, n_samples)
-    ok, sb, cb = _warm_refine(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, fb, n_samples, trig)
-    return True, ok, sb, cb
+    """(taken, sin δ, cos δ): the minimum of Δz(δ) found from the previous contact angle ``delta`` (wheel frame) —
+    :func:`_polish` within one coarse sample spacing of it, then the jump check (:func:`_no_lower_sample`).
+    ``taken`` False (the caller then runs the full search): the polish left that window, did not converge or
+    ended higher than it started (past a ridge of Δz(δ) into a shallower minimum), a value not finite, the
+    wheel more than ``dz_max`` above the ground (there Δz(δ) has several shallow minima and the lowest may
+    move far), or a failed jump check."""
+    s0, c0 = math.sin(delta), math.cos(delta)
+    v0, n1, n2, dn = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s0, c0)
+    if not (v0 <= dz_max):  # (NaN: the full search reports it)
+        return False, 0.0, 1.0
+    ok, t, s, c, v = _polish(td, ox, oy, oz, ax, ay, az, bx, by, bz, s0, c0, v0, n1, n2, dn,
+                             2.0 * math.pi / n_samples)
+    if not (ok and v <= min(dz_max, v0 + POLISH_SLACK)
+            and _no_lower_sample(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c, delta + t, v, n_samples, trig)):
+        return False, 0.0, 1.0
+    return True, s, c
 
 
 @njit(inline="always")

@@ -15,7 +15,9 @@ from wmr_dynamics.model import G, WmrModel
 
 #: TerrainData.kind values
 TERRAIN_PLANE = 0  # params = (n_x, n_y, n_z, d): the plane n·r = d, n unit, n_z > 0
-TERRAIN_GRID = 1  # params = (x_min, y_min, dx, dy, 1/dx, 1/dy); grid = heights (ny, nx), bilinear (HeightGrid)
+# params = (x_min, y_min, dx, dy, 1/dx, 1/dy, then compiled.terrain.grid_bounds: n_z min, the cells' highest nodes);
+# grid = heights (ny, nx), bilinear (HeightGrid)
+TERRAIN_GRID = 1
 TERRAIN_RAMP = 2  # params = (x_start, height, tan a, s_top, s_top_end, s_end, down, cos yaw, sin yaw, o_x, o_y)
 TERRAIN_STEPS = 3  # params = (x_start, step_length, step_height, n_steps, cos yaw, sin yaw, o_x, o_y)
 # params = (x_lo, x_hi, y_lo, y_hi, n_tx, n_ty, tx[n_tx], ty[n_ty]); grid = (n_ty − 4, n_tx − 4) coefficients of a

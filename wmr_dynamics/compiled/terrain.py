@@ -83,8 +83,9 @@ def _pack(terrain) -> tuple | None:  # noqa: ANN001
         return (TERRAIN_BICUBIC, np.r_[tx[0], tx[-1], ty[0], ty[-1], tx.size, ty.size, tx, ty],
                 np.ascontiguousarray(coeffs, dtype=float))
     if isinstance(t, HeightGrid):
-        return (TERRAIN_GRID, np.array([t.x_min, t.y_min, t.dx, t.dy, 1.0 / t.dx, 1.0 / t.dy]),
-                np.array(t.heights, dtype=float, order="C"))
+        heights = np.array(t.heights, dtype=float, order="C")
+        return (TERRAIN_GRID, np.r_[t.x_min, t.y_min, t.dx, t.dy, 1.0 / t.dx, 1.0 / t.dy,
+                                    grid_bounds(heights, t.dx, t.dy)], heights)
     if isinstance(t, Plane):
         n, p = t.unit_normal, t.point
         return TERRAIN_PLANE, np.array([n[0], n[1], n[2], float(n @ p)]), _NO_GRID
@@ -107,6 +108,27 @@ def _pack(terrain) -> tuple | None:  # noqa: ANN001
         return (TERRAIN_COMPOSITE, np.concatenate([[len(members)], *([k, p.size, *p] for k, p, _ in members)]),
                 grid)
     return None
+
+
+def grid_bounds(heights: NDArray, dx: float, dy: float) -> NDArray:
+    """The bounds a HeightGrid's ``params`` carry after its first six (``TERRAIN_GRID``) for the contact search's
+    jump check (``collision._no_lower_sample``): ``(n_z min, M[ny − 1, nx − 1] row-major)``.
+
+    - n_z min: a lower bound of the bilinear surface's normal z component over the grid,
+      1 / √(1 + g_x² + g_y²) with g_x (g_y) the largest height difference of x (y) neighbours over dx (dy) — a
+      bilinear cell's slope along x lies between those of its two x edges.
+    - M[j, i]: the highest of cell (i, j)'s four nodes, which bounds the bilinear surface over the cell (it lies
+      within the hull of its corners; outside the grid the surface is the edge cells' height, clamped).
+
+    A grid with a NaN height gives NaN bounds: the jump check then queries every sample, which reports the NaN.
+    """
+    h = np.asarray(heights, dtype=float)
+    gx = np.abs(np.diff(h, axis=1)).max(initial=0.0) / dx
+    gy = np.abs(np.diff(h, axis=0)).max(initial=0.0) / dy
+    top = np.maximum(np.maximum(h[:-1, :-1], h[:-1, 1:]), np.maximum(h[1:, :-1], h[1:, 1:]))
+    if np.isnan(h).any():
+        top[:] = np.nan
+    return np.r_[1.0 / math.sqrt(1.0 + gx * gx + gy * gy), top.ravel()]
 
 
 def _flatten(composite, out: list) -> list | None:  # noqa: ANN001
