@@ -47,7 +47,7 @@ previous angle by a few safeguarded root-finding steps (:func:`_polish`: a plane
 secant; on a grid the rim's crossing of a cell edge, where Δz has a kink, solved for directly), then checks
 that no coarse sample out to a quarter turn on both sides lies lower (the jump check, :func:`_no_lower_sample`:
 no second, lower minimum such as an edge or a step coming within the rim's reach; on a grid the samples that
-lie above their cell's highest node are not queried) — ≈ 12 terrain queries in place of the full search's
+lie above their cell's highest node are not queried) — ≈ 15 terrain queries in place of the full search's
 ≈ 58.  The full search ends with the same polish from its sampled minimum, so where both searches find the
 same minimum they agree to the polish's tolerance (1e-9 rad; at a kink both return its lower side).  Where
 Δz(δ) has two minima within one coarse spacing (on the thesis terrains the rim's crossings of neighbouring
@@ -785,8 +785,8 @@ def _grid_top(td: TerrainData, x: float, y: float) -> float:
 def _no_lower_sample(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
                      by: float, bz: float, sm: float, cm: float, delta: float, v: float, n_samples: int,
                      trig: tuple) -> bool:
-    """The jump check: no coarse sample of the full search within ±90° of δ (wheel frame), nor the rim points half
-    a spacing on both sides of the polished minimum (sm, cm) = (sin δ, cos δ), lies lower than its Δz ``v``
+    """The jump check: no coarse sample of the full search within ±90° of δ (wheel frame), nor the rim points ½ and
+    ⅛ of a spacing on both sides of the polished minimum (sm, cm) = (sin δ, cos δ), lies lower than its Δz ``v``
     (less ``NO_LOWER_MARGIN``), and none is not finite.  A second, lower minimum —
     an edge or a step coming within the rim's reach, a ridge under a wheel above the ground — fails it, and the
     wheel gets the full search.  On a plane Δz(δ) has one minimum: nothing to check.  On a bilinear grid a
@@ -796,9 +796,10 @@ def _no_lower_sample(td: TerrainData, ox: float, oy: float, oz: float, ax: float
     if td.kind == TERRAIN_PLANE:
         return True
     level = v - NO_LOWER_MARGIN
-    for side in range(2):  # half a spacing on both sides of the minimum (sm, cm): a deeper one next to it
-        sr = trig[2] if side == 0 else -trig[2]
-        vk, _, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, sm * trig[3] + cm * sr, cm * trig[3] - sm * sr)
+    for side in range(4):  # ½ and ⅛ of a spacing on both sides of the minimum (sm, cm): a deeper one next to it
+        sr = trig[2] if side == 0 else (-trig[2] if side == 1 else (trig[6] if side == 2 else -trig[6]))
+        cr = trig[3] if side < 2 else trig[7]  # (trig: the refinement rounds' offsets, _trig_table)
+        vk, _, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, sm * cr + cm * sr, cm * cr - sm * sr)
         if not (vk >= level):
             return False
     grid = td.kind == TERRAIN_GRID
