@@ -41,17 +41,18 @@ minima); on a plane this converges to the closed-form optimum.  It is written fo
   so the reported Δz, point and normal are those of ``HeightGrid.height_normal`` on cell edges too.
 
 **Warm start** (method 0, issue 14): the steps call the search with the same ``angle`` array every step, so
-it holds each wheel's previous contact angle (hub frame; NaN: none — a new workspace, ``Stepper.reset``, each
-``Stepper.advance`` call, the Python query).  From it the search finds the minimum of Δz(δ) next to the
-previous angle by a few safeguarded root-finding steps (:func:`_polish`: a plane-exact first step, then the
-secant; on a grid the rim's crossing of a cell edge, where Δz has a kink, solved for directly), then checks
+it holds each wheel's previous contact angle (hub frame; NaN: none — a new workspace, ``Stepper.reset``, the
+Python query and ``Simulator.velocity``/``step`` without ``contact_angle``).  From it the search finds the
+minimum of Δz(δ) next to the previous angle by a few safeguarded root-finding steps (:func:`_polish`: a
+plane-exact first step, then the secant; on a grid the rim's crossing of a cell edge, where Δz has a kink,
+solved for directly), then checks
 that no coarse sample out to a quarter turn on both sides lies lower (the jump check, :func:`_no_lower_sample`:
 no second, lower minimum such as an edge or a step coming within the rim's reach; on a grid the samples that
 lie above their cell's highest node are not queried) — ≈ 15 terrain queries in place of the full search's
 ≈ 58.  The full search ends with the same polish from its sampled minimum, so where both searches find the
 same minimum they agree to the polish's tolerance (1e-9 rad; at a kink both return its lower side).  Where
 Δz(δ) has two minima within one coarse spacing (on the thesis terrains the rim's crossings of neighbouring
-cell edges, Δz within ~1 mm of each other) the warm start keeps the one it tracks and the full search takes
+cell edges, Δz within ~2 mm of each other) the warm start keeps the one it tracks and the full search takes
 the one its sampling reaches: measured against a dense search (20,001 samples), the two are equally far from
 the global minimum (benchmarks/collision_warm.py, docs/benchmarks.md).  The full search runs instead where
 the contact may have jumped: no previous angle, the polish leaving one coarse spacing around the previous
@@ -203,12 +204,20 @@ def _query(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: floa
     return (z - h) * nz, nz * (az - gx * ax - gy * ay), nz * (bz - gx * bx - gy * by), (z - h) * dn
 
 
+_SIN_TAYLOR = tuple((-1.0) ** k / math.factorial(2 * k + 1) for k in range(1, 7))  # t³ … t¹³
+_COS_TAYLOR = tuple((-1.0) ** k / math.factorial(2 * k) for k in range(1, 8))  # t² … t¹⁴
+
+
 @njit(inline="always")
-def _sin_cos_small(x: float) -> tuple:
-    """(sin x, cos x) for |x| ≤ 0.01 by Taylor series (truncation < 1e-22)."""
-    x2 = x * x
-    return (x * (1.0 - x2 / 6.0 * (1.0 - x2 / 20.0 * (1.0 - x2 / 42.0))),
-            1.0 - x2 / 2.0 * (1.0 - x2 / 12.0 * (1.0 - x2 / 30.0)))
+def _sin_cos(t: float) -> tuple:
+    """(sin t, cos t): Taylor series for |t| ≤ 0.35 (truncation < 1e-18; products only), libm beyond."""
+    if abs(t) > 0.35:
+        return math.sin(t), math.cos(t)
+    a, b = _SIN_TAYLOR, _COS_TAYLOR
+    t2 = t * t
+    s = t * (1.0 + t2 * (a[0] + t2 * (a[1] + t2 * (a[2] + t2 * (a[3] + t2 * (a[4] + t2 * a[5]))))))
+    c = 1.0 + t2 * (b[0] + t2 * (b[1] + t2 * (b[2] + t2 * (b[3] + t2 * (b[4] + t2 * (b[5] + t2 * b[6]))))))
+    return s, c
 
 
 @njit(inline="always")
@@ -544,7 +553,7 @@ def _search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
                 shift = min(max(0.5 * h * (fm - fp) / curv, -h), h) if curv > 0.0 else 0.0
                 if shift == 0.0:
                     break
-                ss, cs = _sin_cos_small(shift)
+                ss, cs = _sin_cos(shift)
                 s, c = s0 * cs + c0 * ss, c0 * cs - s0 * ss
             v, _, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
             if e == 0:
@@ -628,22 +637,6 @@ def _coarse(k: int, n_samples: int) -> tuple:
         return _SIN36[k], _COS36[k]
     d = -math.pi + k * (2.0 * math.pi / n_samples)
     return math.sin(d), math.cos(d)
-
-
-_SIN_TAYLOR = tuple((-1.0) ** k / math.factorial(2 * k + 1) for k in range(1, 7))  # t³ … t¹³
-_COS_TAYLOR = tuple((-1.0) ** k / math.factorial(2 * k) for k in range(1, 8))  # t² … t¹⁴
-
-
-@njit(inline="always")
-def _sin_cos(t: float) -> tuple:
-    """(sin t, cos t): Taylor series for |t| ≤ 0.35 (truncation < 1e-18; products only), libm beyond."""
-    if abs(t) > 0.35:
-        return math.sin(t), math.cos(t)
-    a, b = _SIN_TAYLOR, _COS_TAYLOR
-    t2 = t * t
-    s = t * (1.0 + t2 * (a[0] + t2 * (a[1] + t2 * (a[2] + t2 * (a[3] + t2 * (a[4] + t2 * a[5]))))))
-    c = 1.0 + t2 * (b[0] + t2 * (b[1] + t2 * (b[2] + t2 * (b[3] + t2 * (b[4] + t2 * (b[5] + t2 * b[6]))))))
-    return s, c
 
 
 @njit(inline="always")
