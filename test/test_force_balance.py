@@ -77,12 +77,15 @@ def test_force_balance_jacobian_matches_finite_differences(name):
 def test_user_model_static_equilibrium_on_flat_ground():
     # Zoë at rest (ideal actuators holding zero wheel rate): normal forces carry the weight, nothing moves.
     model = load_model("zoe")
-    st = Stepper(model, Plane(), "dynamic", 0.04, dynamics=DynamicsOptions(contact=tire_for(model)))
+    options = DynamicsOptions(contact=tire_for(model))
+    st = Stepper(model, Plane(), "dynamic", 0.04, dynamics=options)
     d = st.make_data(initialize_contact(model, model.state(xyz=(0, 0, 1.0)), Plane()))
     st.advance(d, 250, rates=np.zeros(4))  # 10 s at dt 0.04
     assert d.contact_force[:, 2].sum() == pytest.approx(model.total_mass * G, rel=1e-3)
     assert np.linalg.norm(d.q[4:6]) < 1e-3 and np.abs(d.qvel).max() < 1e-3
-    assert d.cost < 1e-6 * model.total_mass * G  # the models are satisfied (eq. 2.77 at its minimum)
+    # the models are satisfied (eq. 2.77 at its minimum) to the Newton loop's stopping tolerance (a fraction of
+    # the weight), and the loop did stop there
+    assert d.converged and d.cost <= options.tolerance * model.total_mass * G
 
 
 def _drive(model, ground, opts, steps=100, dt=0.04, u_scale=1.0):

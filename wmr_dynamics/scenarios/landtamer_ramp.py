@@ -258,6 +258,7 @@ def ramp_contact_interval(res: SimResult, terrain: Ramp) -> tuple[float, float]:
     return float(res.t[on][0]), float(res.t[on][-1])
 
 
-def nonconverged(res: SimResult, model: WmrModel, tolerance: float = 1e-7) -> NDArray:
-    """Indices of steps whose final force-balance residual ‖e‖ exceeds the tolerance (a fraction of weight)."""
+def nonconverged(res: SimResult, model: WmrModel, tolerance: float = DynamicsOptions.tolerance) -> NDArray:
+    """Indices of steps whose final force-balance residual ‖e‖ exceeds ``tolerance`` (a fraction of the weight;
+    default the shipped stopping tolerance of the Newton loop, ``DynamicsOptions.tolerance``)."""
     return np.flatnonzero(res.cost[:-1] > tolerance * model.total_mass * G)
