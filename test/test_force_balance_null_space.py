@@ -89,3 +89,39 @@ def test_step_meets_rigid_rows_and_the_force_balance(name, lift):
     assert np.abs(resid).max() < 1e-6 * weight
     rank = np.linalg.matrix_rank(A[rigid]) if rigid.any() else 0
     assert ws.counts[D.C_INPUTS] == n - rank  # the unknowns: the null space of the rigid rows
+
+
+def test_the_rollout_loops_forward_kinematics_is_used_once_and_only_for_its_own_state():
+    """The rollout loops compute q's FK for the controller and flag it (``C_FK_READY``) so that the step's set-up
+    does not compute it again.  The shortcut must not be taken where it does not hold: a set-up without the flag
+    computes the FK of its own q even when the workspace holds another state's, the flag is consumed by the set-up
+    that used it, and a flagged step equals an unflagged one."""
+    from wmr_dynamics.compiled.rollout import dynamic_advance
+    from wmr_dynamics.kinematics.fk import _forward_kinematics
+
+    model, engine, _, q, qvel, u = _state("zoe")
+    _, fresh = _step(engine, q, qvel, u)
+    q_other = q.copy()
+    q_other[4:7] += (0.7, -0.4, 0.05)  # another pose: its FK left in the workspace
+    ws = engine.workspace()
+    _forward_kinematics(engine.md.parent, engine.md.jtype, engine.md.T0, q_other, ws.T_parent, ws.T_world)
+    qn, qvn = np.empty_like(q), np.empty_like(qvel)
+    assert ws.counts[D.C_FK_READY] == 0
+    D.force_balance_step(engine.md, engine.td, engine.fd, ws, q.copy(), qvel.copy(), u.copy(), np.zeros(len(u)), DT,
+                         qn, qvn)
+    np.testing.assert_array_equal(qvn, fresh)  # FK of q computed: not q_other's
+    # flagged with q's own FK: the same step, and the flag is consumed
+    ws2 = engine.workspace()
+    ws2.counts[D.C_FK_READY] = 1
+    _forward_kinematics(engine.md.parent, engine.md.jtype, engine.md.T0, q, ws2.T_parent, ws2.T_world)
+    D.force_balance_step(engine.md, engine.td, engine.fd, ws2, q.copy(), qvel.copy(), u.copy(), np.zeros(len(u)),
+                         DT, qn, qvn)
+    np.testing.assert_array_equal(qvn, fresh)
+    assert ws2.counts[D.C_FK_READY] == 0
+    # the stepper's loop leaves no flag behind (a later set-up on another state computes its own FK)
+    nw, na = model.num_wheels, len(model.actuated_joint_names)
+    qa, va = q.copy(), qvel.copy()
+    st, _ = dynamic_advance(engine.md, engine.td, engine.fd, engine.cd, ws, qa, va, np.array([0.5, 0.1]), 3, DT,
+                            np.zeros(na), np.empty(max(na, 1)), np.empty(nw), np.empty((nw, 3)), np.empty((2, nw)),
+                            np.zeros(4))
+    assert st == 0 and ws.counts[D.C_FK_READY] == 0

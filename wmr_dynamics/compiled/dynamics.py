@@ -127,7 +127,9 @@ C_RIGID_BASIS = 1  # orthonormal basis vectors B of the rigid rows
 C_MASS_READY = 2  # 1: ws.M holds M (constant_mass: reuse it)
 C_MODEL_ROWS = 3  # model-force rows (every non-rigid row, ws.mrows)
 C_SLIDING = 4  # coulomb mode: bit w set: wheel w slides (clear: it sticks when in contact) — the active set
-N_COUNTS = 5
+C_FK_READY = 5  # 1: ws.T_parent/T_world hold the FK of the q the next set-up is for (set by the rollout loops,
+#                 which compute it for the controller; the set-up consumes it): Alg. 1 once per step, not twice
+N_COUNTS = 6
 
 
 class DynamicsWorkspace(NamedTuple):
@@ -267,7 +269,10 @@ def _setup_geometry(md: ModelData, td: TerrainData, fd: DynamicsData, ws: Dynami
     nw = md.wheel_frame.shape[0]
     na = md.actuated_frames.shape[0]
     nc = fd.A_joint.shape[0]
-    _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)  # Alg. 1
+    if ws.counts[C_FK_READY] == 1:  # the caller's FK of this q (the controller's): used once
+        ws.counts[C_FK_READY] = 0
+    else:
+        _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)  # Alg. 1
     bad = wheel_contacts_kernel(md, td, ws.T_world, fd.n_samples, ws.points, ws.frames, ws.dz0, ws.angle,
                                 ws.lateral, METHOD_EDGES)  # tracks: edge contacts (docs/tracks.md)
     if bad != 0:

@@ -17,7 +17,13 @@ from numpy.typing import NDArray
 from wmr_dynamics._jit import njit
 from wmr_dynamics.compiled.controllers import ControllerData, controller_rates
 from wmr_dynamics.compiled.data import ModelData, TerrainData
-from wmr_dynamics.compiled.dynamics import DynamicsData, DynamicsWorkspace, dynamic_step, dynamics_workspace
+from wmr_dynamics.compiled.dynamics import (
+    C_FK_READY,
+    DynamicsData,
+    DynamicsWorkspace,
+    dynamic_step,
+    dynamics_workspace,
+)
 from wmr_dynamics.kinematics.fk import _forward_kinematics
 
 
@@ -83,6 +89,7 @@ def _rollout_loop(md: ModelData, td: TerrainData, fd: DynamicsData, cd: Controll
         for i in range(u.shape[0]):
             if not math.isfinite(u[i]):
                 return 4, k
+        ws.counts[C_FK_READY] = 1  # ws.T_world is q's FK: the step's set-up uses it (set here, after the last exit)
         status, it, cost, conv, _ = dynamic_step(md, td, fd, ws, q, qv, u, integral, dt, q_next, qv_next, dz, pts)
         for i in range(nq):
             Q[k, i] = q[i]
@@ -148,6 +155,7 @@ def _advance_loop(md: ModelData, td: TerrainData, fd: DynamicsData, cd: Controll
         for i in range(u.shape[0]):
             if not math.isfinite(u[i]):
                 return 4, k
+        ws.counts[C_FK_READY] = 1  # as in _rollout_loop
         status, it, cost, conv, _ = dynamic_step(md, td, fd, ws, q, qvel, u, integral, dt, q_next, qv_next, dz, pts)
         if status != 0:
             return status, k
