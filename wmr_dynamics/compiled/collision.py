@@ -915,10 +915,9 @@ def compiled_wheel_contacts(model: WmrModel, T_world: NDArray, terrain_data: Ter
 @njit(_nrt=False)
 def _wheel_contacts_default(md: ModelData, td: TerrainData, T_world: NDArray, points: NDArray, frames: NDArray,
                             dz: NDArray, angle: NDArray, lateral: NDArray) -> int:
-    """:func:`wheel_contacts_kernel` with the default search (``N_SAMPLES``, ``METHOD_SAMPLED``) as constants —
-    the argument types of the kinematic step's call, so the Python contact query (``wheel_contacts``, the
-    start-up's drop onto the terrain) reuses that specialization of the package's largest kernel instead of
-    compiling a second one (measured: ~15 s of the kinematic engine's cold compile)."""
+    """:func:`wheel_contacts_kernel` with the default search (``N_SAMPLES``, ``METHOD_SAMPLED``) as constants: the
+    Python contact query (``wheel_contacts``, the start-up's drop onto the terrain).  (The kinematic step inlines
+    the kernel instead: ``compiled.kinematics._wheel_contacts``.)"""
     return wheel_contacts_kernel(md, td, T_world, N_SAMPLES, points, frames, dz, angle, lateral, METHOD_SAMPLED)
 
 

@@ -65,6 +65,11 @@ _forward_kinematics = njit(inline="always", cache=False)(getattr(_fk._forward_ki
                                                                 _fk._forward_kinematics))
 _wheel_jacobian = njit(inline="always", cache=False)(getattr(_jac._wheel_jacobian, "py_func", _jac._wheel_jacobian))
 _belt_column = njit(inline="always", cache=False)(getattr(_jac._belt_column, "py_func", _jac._belt_column))
+# The collision search inlined into the velocity solve (its one caller here): as a call it is passed every array
+# of the model, terrain and outputs by value, and its constants (N_SAMPLES, METHOD_SAMPLED) are not folded in.
+# Inlined, Zoë's kinematic step runs 3.69 → 3.15 µs (bitwise the same; docs/benchmarks.md, 2026-11-27), for
+# about a minute more of the engine's one-off compile.  Same source: one implementation.
+_wheel_contacts = njit(inline="always", cache=False)(getattr(wheel_contacts_kernel, "py_func", wheel_contacts_kernel))
 _controller_rates = njit(inline="always", cache=False)(getattr(_ctl.controller_rates, "py_func",
                                                               _ctl.controller_rates))
 _update_contact_set = njit(inline="always", cache=False)(getattr(_cs.update_contact_set, "py_func",
@@ -154,8 +159,8 @@ def _evaluate(md: ModelData, td: TerrainData, ws: KinematicWorkspace, q: NDArray
     n = md.parent.shape[0] + 5
     if not fk_done:
         _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)
-    # sample count and method as constants: the specialization collision._wheel_contacts_default shares
-    if wheel_contacts_kernel(md, td, ws.T_world, N_SAMPLES, ws.points, ws.frames, ws.dz, ws.angle, ws.lateral,
+    # the default search, inlined with its sample count and method as constants
+    if _wheel_contacts(md, td, ws.T_world, N_SAMPLES, ws.points, ws.frames, ws.dz, ws.angle, ws.lateral,
                              METHOD_SAMPLED) != 0:
         return STATUS_TERRAIN
     for w in range(nw):
