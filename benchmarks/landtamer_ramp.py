@@ -256,6 +256,11 @@ def run_study(dts: tuple[float, ...] = DT_SWEEP, methods: tuple[str, ...] = ODE_
 
 # ---- output ----------------------------------------------------------------------------------------------
 
+def _failure(why: str) -> str:
+    """The solver's own words from a stiff-solver ModelError ("stiff ODE solver M failed (...): WHY; hint")."""
+    return why.split(":", 1)[-1].split(";")[0].strip()
+
+
 def machine_info() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -322,7 +327,7 @@ def results_markdown(st: Study) -> str:
         rows.append(f"| SciPy {c.method} | {mean} | {d:.4f} | {dy:.2f} | {c.ode_cpu / DURATION:.4f}"
                     f" | {'-' if th is None else f'ode15s: {th[0]}'} | {'-' if th is None else th[1]} |")
     for method, why in st.failed.items():
-        rows.append(f"| SciPy {method} | failed: {why.split(':', 1)[-1].split(';')[0].strip()} | – | – | – | – | – |")
+        rows.append(f"| SciPy {method} | failed: {_failure(why)} | – | – | – | – | – |")
     thesis = figures_table([(k, f"{THESIS_TABLE_2_5[k][0]}", f"{THESIS_TABLE_2_5[k][1]}", f"{THESIS_MEAN_STEP[k]}")
                             for k in ("ode15s", "ode23s", "ode23tb")],
                            ("thesis stiff solver (MATLAB)", "pos. diff. (m)", "normalized time", "mean step (s)"))
@@ -378,7 +383,7 @@ def stiff_ode_markdown(st: Study) -> str:
                     f"({c.dae_cpu:.4f}) | {c.speedup:.0f}× ({c.speedup_cpu:.0f}×) | "
                     f"{'**met**' if c.speedup >= TARGET_SPEEDUP else '**not met**'} | {py_ratio} | {c.pos_diff:.4f} |")
     for method, why in st.failed.items():
-        rows.append(f"| {method} | failed ({why.split(':', 1)[-1].split(';')[0].strip()}) | – | – | – | – | – | – |")
+        rows.append(f"| {method} | failed ({_failure(why)}) | – | – | – | – | – | – |")
     worst = max(c.pos_diff for c in st.comparisons)
     by = {c.method: c for c in st.comparisons}
     data = {"dae_wall": round(st.dae_wall[DT], 5), "dae_cpu": round(st.dae_cpu[DT], 5),

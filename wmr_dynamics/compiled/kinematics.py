@@ -68,7 +68,7 @@ _belt_column = njit(inline="always", cache=False)(getattr(_jac._belt_column, "py
 # The collision search inlined into the velocity solve (its one caller here): as a call it is passed every array
 # of the model, terrain and outputs by value, and its constants (N_SAMPLES, METHOD_SAMPLED) are not folded in.
 # Inlined, Zoë's kinematic step runs 3.69 → 3.15 µs (bitwise the same; docs/benchmarks.md, 2026-11-27), for
-# about a minute more of the engine's one-off compile.  Same source: one implementation.
+# about three minutes more of the engine's one-off compile (≈ 120 → 307 s).  Same source: one implementation.
 _wheel_contacts = njit(inline="always", cache=False)(getattr(wheel_contacts_kernel, "py_func", wheel_contacts_kernel))
 _controller_rates = njit(inline="always", cache=False)(getattr(_ctl.controller_rates, "py_func",
                                                               _ctl.controller_rates))
