@@ -33,6 +33,8 @@ def _short(x: Any, limit: int = 80) -> str:
 
 def as_float_array(name: str, x: ArrayLike, error: type[ArgumentError] = ArgumentError) -> NDArray:
     """``x`` as a float64 array; ragged nested lists, strings, None and objects raise ``error`` naming ``name``."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64:  # the common case, without the checks below
+        return np.ascontiguousarray(x)
     if x is None:
         raise error(f"{name}: expected numbers, got None")
     if isinstance(x, (str, bytes)):
@@ -86,6 +88,11 @@ def number(name: str, x: Any, *, positive: bool = False, unit: str = "",
 
 def _unit_quaternions(name: str, q: NDArray) -> NDArray:
     """Normalise the quaternion block ``q[..., :4]`` in place (refusing zero ones, warning on ones far off 1)."""
+    if q.ndim == 1:  # one state (every step of a Python loop): scalar arithmetic, a tenth of the array path's time
+        x, y, z, w = q[:4].tolist()
+        norm = math.sqrt(x * x + y * y + z * z + w * w)
+        if QUAT_MIN_NORM <= norm and abs(norm - 1.0) <= 4 * np.finfo(float).eps:
+            return q
     norms = np.linalg.norm(q[..., :4], axis=-1)
     low = np.atleast_1d(norms < QUAT_MIN_NORM)
     if low.any():

@@ -42,6 +42,11 @@ MODES = ("kinematic", "enhanced", "dynamic")
 ENGINES = ("auto", "compiled", "python")
 INTEGRATORS = ("euler", "rk4")
 CONTACT_TOLERANCE = 0.01  # m: a wheel counts as "in contact" when Δz <= 1 cm
+#: a compiled kinematic run of up to this many states gets its rollover margin at every state (its steps taken
+#: again with the margin computed, ≈ 1.2× the run's time); longer runs get it sampled
+#: (Simulator._sample_rollover_margin)
+MARGIN_PASS_STATES = 2000
+_UNSET = object()  # a lazily computed attribute not computed yet
 
 Command = tuple[float, float] | Callable[[float], tuple[float, float]]
 
@@ -203,8 +208,9 @@ class Simulator:
             or actuator model is called back from the compiled step).  Built-in terrains are evaluated exactly
             (Box and Composite included); a terrain with no exact compiled form (a user's ``Terrain``
             subclass) is rasterized at 2 cm (``compiled.terrain.compile_terrain``).  The plain kinematic run
-            does not compute the rollover margin: ``run`` fills it in afterwards on up to 600 states (every
-            one tilted beyond 15°), NaN elsewhere.  ``engine_used`` says which runs.
+            does not compute the rollover margin (it costs ≈ 20 % of a step): ``run`` fills it in afterwards,
+            outside ``wall_time_s`` — at every state for runs of up to ``MARGIN_PASS_STATES`` states, else on
+            up to 600 states (every one tilted beyond 15°) and NaN elsewhere.  ``engine_used`` says which runs.
     """
 
     def __init__(self, model: WmrModel, terrain: Terrain, mode: str = "kinematic", dt: float = 0.04,
@@ -239,6 +245,7 @@ class Simulator:
                              "called between steps (engine 'auto' or 'python' runs it step by step)")
         self.engine_used = "python" if self.custom_controller or engine == "python" else "compiled"
         self._scratch_ws = None
+        self._body_points: object = _UNSET
         if mode != "dynamic":
             from wmr_dynamics.compiled.engine import CompiledKinematics
 
@@ -376,8 +383,8 @@ class Simulator:
         if callable(command):
             cmd = command
         else:
-            c = tuple(checks.vector("command", command, 2, "numbers (v m/s, omega rad/s)", CommandError))
-            cmd = lambda _t, c=c: c  # noqa: E731
+            cmd = _Constant(tuple(checks.vector("command", command, 2, "numbers (v m/s, omega rad/s)",
+                                                CommandError)))
         _check_result_size(self.model, duration, self.dt)
         q = self.initial_state() if q0 is None else checks.state("q0", q0, self.model.num_states)
         if qvel0 is not None:
@@ -387,14 +394,18 @@ class Simulator:
         if limit_speeds and not self.custom_controller:
             cmd = limited = _SpeedLimited(self.model, self.controller, q, cmd)
         peak = np.zeros(2)  # the largest |v| and |omega| commanded, for the divergence check
-
-        def tracked(tk: float, cmd: Callable = cmd) -> tuple[float, float]:
-            out = cmd(tk)
-            try:
-                np.maximum(peak, np.abs(np.asarray(out, dtype=float)), out=peak)
-            except (TypeError, ValueError):
-                pass  # a malformed command: _checked_command names it
-            return out
+        constant = cmd.constant if isinstance(cmd, (_Constant, _SpeedLimited)) else None
+        if constant is not None:  # one evaluation, not one per step
+            tracked: Callable = _Constant((float(constant[0]), float(constant[1])))
+            peak[:] = np.abs(constant)
+        else:
+            def tracked(tk: float, cmd: Callable = cmd) -> tuple[float, float]:
+                out = cmd(tk)
+                try:
+                    np.maximum(peak, np.abs(np.asarray(out, dtype=float)), out=peak)
+                except (TypeError, ValueError):
+                    pass  # a malformed command: _checked_command names it
+                return out
 
         result = self._run(duration, tracked, q, progress, qvel0)
         if limited is not None and limited.scale < 1.0:
@@ -404,10 +415,20 @@ class Simulator:
         check_divergence(self.model, result, float(peak[0]), float(peak[1]))
         if self.mode != "dynamic" and not np.any(np.isfinite(result.rollover_margin)):
             self._sample_rollover_margin(result, tracked)
-        from wmr_dynamics.body_collision import body_penetration
+        from wmr_dynamics.body_collision import body_penetration, body_points
 
-        result.body_penetration = body_penetration(self.model, self.terrain, result.t, result.q)
+        if self._body_points is _UNSET:  # the URDF's non-wheel geometry, read once per simulator
+            self._body_points = body_points(self.model)
+        result.body_penetration = None if self._body_points is None else body_penetration(
+            self.model, self.terrain, result.t, result.q, self._body_points)
         return result
+
+    def _margin_pass(self, q0: NDArray, cmds: NDArray, Q: NDArray) -> NDArray:
+        """The rollover margin (m) at every state of a compiled kinematic run (states Q from q0 under command rows
+        ``cmds``): the run's steps taken again with the margin computed (it does not feed back into the solve,
+        so the states are the same; NaN where, unexpectedly, they are not)."""
+        Q2, *_, ROLL = self.compiled.rollout(q0, cmds, self.dt, margin=True)
+        return ROLL if np.array_equal(Q2, Q, equal_nan=True) else np.full(len(Q), np.nan)
 
     def _sample_rollover_margin(self, result: SimResult, cmd: Callable, most: int = 600) -> None:
         """The compiled kinematic run does not compute the rollover margin (it would cost every step): fill it
@@ -437,10 +458,12 @@ class Simulator:
         nw, m = self.model.num_wheels, self.model
         t = np.arange(n + 1) * self.dt
         if self.engine_used == "compiled":
-            cmds = np.array([_checked_command(cmd, tk) for tk in t])
+            cmds = _command_rows(cmd, t)
             self.compiled.warm_up()
             (Q, QV, DZ, CP, VC, RES, ROLL), wall = _one_call(n, _KINEMATIC_STEP_S, progress,
                                                              lambda: self.compiled.rollout(q, cmds, self.dt))
+            if n + 1 <= MARGIN_PASS_STATES and not np.isfinite(ROLL).any():
+                ROLL = self._margin_pass(q, cmds, Q)
             return SimResult(m.name, self.mode, self.dt, t, Q, QV, DZ, CP, VC, RES, ROLL, wall, list(m.wheel_names))
         Q = np.empty((n + 1, m.num_states))
         QV = np.empty((n + 1, m.num_dof))
@@ -514,7 +537,7 @@ class Simulator:
                       progress: bool | None = None) -> SimResult:
         """Dynamic mode on the compiled path: the whole run is one call (``wmr_dynamics.compiled``)."""
         m = self.model
-        cmds = np.array([_checked_command(cmd, tk) for tk in t])
+        cmds = _command_rows(cmd, t)
         qvel = np.zeros(m.num_dof) if qvel0 is None else qvel0
         self.compiled.warm_up()  # one-off compilation / cache load stays out of the timed loop
         r, wall = _one_call(len(t) - 1, _DYNAMIC_STEP_S * m.num_wheels / 4, progress,
@@ -631,6 +654,27 @@ def _check_result_size(model: WmrModel, duration: float, dt: float) -> None:
                          "use a larger dt, or step it in pieces (wmr_dynamics.stepper.Stepper)")
 
 
+class _Constant:
+    """A command held constant: t → ``value`` (v m/s, ω rad/s)."""
+
+    def __init__(self, value: tuple[float, float]) -> None:
+        self.value = value
+
+    def __call__(self, _t: float) -> tuple[float, float]:
+        return self.value
+
+    @property
+    def constant(self) -> tuple[float, float]:
+        return self.value
+
+
+def _command_rows(cmd: Callable, t: NDArray) -> NDArray:
+    """The command rows (len(t), 2) at the times ``t`` (each checked; a constant command evaluated once)."""
+    if isinstance(cmd, _Constant):
+        return np.tile(np.asarray(_checked_command(cmd, 0.0), dtype=float), (len(t), 1))
+    return np.array([_checked_command(cmd, tk) for tk in t], dtype=float).reshape(len(t), 2)
+
+
 class _SpeedLimited:
     """A command function t → (v, ω) scaled to the wheels' URDF speed limits at state ``q`` (one evaluation of
     :func:`~wmr_dynamics.limits.limit_command` per distinct command); ``scale`` is the smallest factor used and
@@ -643,6 +687,11 @@ class _SpeedLimited:
         self.T = forward_kinematics(model, q)
         self.cache: dict[tuple[float, float], tuple[float, float]] = {}
         self.scale, self.count = 1.0, 0
+
+    @property
+    def constant(self) -> tuple[float, float] | None:
+        """The limited command, if the command is constant (:class:`_Constant`)."""
+        return self(0.0) if isinstance(self.cmd, _Constant) else None
 
     def __call__(self, t: float) -> tuple[float, float]:
         v, omega = _checked_command(self.cmd, t)

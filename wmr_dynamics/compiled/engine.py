@@ -324,8 +324,10 @@ class CompiledKinematics:
             _cache.compiled("kinematic", run, quiet)
             _LOADED.add("kinematic")
 
-    def rollout(self, q0: NDArray, cmds: NDArray, dt: float) -> tuple[NDArray, ...]:
-        """(Q, QV, DZ, CP, VC, RES, ROLL) for command rows ``cmds`` (n+1, m); raises ModelError on failure."""
+    def rollout(self, q0: NDArray, cmds: NDArray, dt: float, margin: bool = False) -> tuple[NDArray, ...]:
+        """(Q, QV, DZ, CP, VC, RES, ROLL) for command rows ``cmds`` (n+1, m); raises ModelError on failure.
+        ``margin``: the rollover margin at every state in ROLL (m; ≈ 20 % more per step), else NaN (unless the
+        engine's own settings compute it)."""
         from wmr_dynamics.compiled.kinematics import kinematic_rollout
 
         m = self.model
@@ -337,9 +339,9 @@ class CompiledKinematics:
         Q = np.full((n1, m.num_states), np.nan)
         QV, DZ, CP = np.zeros((n1, m.num_dof)), np.zeros((n1, nw)), np.zeros((n1, nw, 3))
         VC, RES, ROLL = np.zeros((n1, nw)), np.zeros(n1), np.full(n1, np.nan)
-        status, row = kinematic_rollout(self.md, self.td, self.cd, self.kd, self.workspace(),
-                                        q0, c, dt, Q, QV, DZ, CP, VC, RES,
-                                        ROLL)
+        kd = self.kd_margin if margin else self.kd
+        status, row = kinematic_rollout(self.md, self.td, self.cd, kd, self.workspace(), q0, c, dt, Q, QV, DZ, CP,
+                                        VC, RES, ROLL)
         _raise_diverged(m, status, row, dt, Q)
         self.raise_status(status, row, dt)
         return Q, QV, DZ, CP, VC, RES, ROLL
