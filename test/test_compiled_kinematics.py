@@ -340,3 +340,19 @@ def test_the_kinematic_steps_allocate_nothing(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=300, capture_output=True,
                          text=True).stdout.split("\n")
     assert out[:3] == ["kinematic euler 0", "enhanced euler 0", "enhanced rk4 0"]
+
+
+@pytest.mark.parametrize("mode", ["kinematic", "dynamic"])
+def test_a_constant_command_runs_as_the_same_command_given_as_a_function(mode):
+    """run() checks and tiles a constant (v, ω) once instead of calling it at every step: the same run, bit for
+    bit, as the function t → (v, ω); and the speed limits scale both alike (Zoë's wheels: 3.25 m/s)."""
+    model = wmr.load_model("zoe")
+    terrain = gaussian_rough_terrain(rms=0.03, corr_len=0.5, bounds=(-3, 8, -4, 4), seed=2)
+    sim = Simulator(model, terrain, mode=mode, dt=0.04)
+    for cmd in ((0.6, 0.2), (5.0, 0.0)):
+        a = sim.run(2.0, cmd, progress=False)
+        b = sim.run(2.0, lambda _t, c=cmd: c, progress=False)
+        np.testing.assert_array_equal(a.q, b.q)
+        np.testing.assert_array_equal(a.rollover_margin, b.rollover_margin)
+    d = a.summary()["distance_m"]  # 5 m/s limited to 3.25 m/s (dynamic: from rest, so less)
+    assert d == pytest.approx(2.0 * 3.25, rel=0.05) if mode == "kinematic" else 0.8 * 6.5 < d < 1.02 * 6.5
