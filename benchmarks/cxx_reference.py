@@ -33,8 +33,10 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -57,7 +59,10 @@ ZOE_TERRAINS = [f"zoe_rough_{k}" for k in zr.TERRAINS]
 CASES = (
     ("Zoë dynamic, linear contact", "zoe", "dyn", "zoe", "linear", ZOE_TERRAINS, DT),
     ("Zoë dynamic, linear, ours with the C++'s tolerance", "zoe", "dyn", "zoe", "linear-cxx-tol", ZOE_TERRAINS, DT),
-    ("Zoë kinematic", "zoe", "kin", "zoe", "kinematic", ZOE_TERRAINS, DT),
+    ("Zoë kinematic (ours: the states recorded, as the C++'s loop)", "zoe", "kin", "zoe", "kinematic", ZOE_TERRAINS,
+     DT),
+    ("Zoë kinematic, ours as Simulator.run (rollover margin and diagnostics at every step)", "zoe", "kin", "zoe",
+     "kinematic-run", ZOE_TERRAINS, DT),
     ("Rocky 7 dynamic, linear contact", "rocky", "dyn", "rocky7", "linear", ["rocky_rough_0"], DT),
     ("Talon (tracks) dynamic, Δt 0.01, linear contact", "talon", "dyn", "talon", "linear", ["rocky_rough_0"], 0.01),
     ("Talon (tracks) dynamic, Δt 0.01, ours with coulomb (its default)", "talon", "dyn", "talon", "coulomb",
@@ -98,8 +103,9 @@ class Ours:
             model = cxx_sampled(load_model(vehicle.removesuffix("-cxx-sampling")))
         else:
             model = load_model(vehicle)
-        if kind == "kinematic":
-            opts = None
+        self.states_only = kind == "kinematic"  # CompiledKinematics.rollout(record=False), timed here
+        if kind.startswith("kinematic"):
+            kind, opts = "kinematic", None
         elif kind == "coulomb":  # not one of the Zoë benchmark's models
             opts = DynamicsOptions.from_config(model, contact="coulomb", actuator="ideal")
         else:
@@ -116,10 +122,24 @@ class Ours:
     def us(self, reps: int) -> float:
         wall, steps = 0.0, 0
         for sim, q0 in self.runs:
+            if self.states_only:
+                n = int(round(zr.DURATION / sim.dt))
+                cmds = np.tile((zr.SPEED, 0.0), (n + 1, 1))
+                wall += min(_timed(lambda: sim.compiled.rollout(q0, cmds, sim.dt, record=False))  # noqa: B023
+                            for _ in range(reps))
+                steps += n
+                continue
             results = [sim.run(zr.DURATION, (zr.SPEED, 0.0), q0=q0, progress=False) for _ in range(reps)]
             wall += min(r.wall_time_s for r in results)
             steps += results[0].steps
         return 1e6 * wall / steps
+
+
+def _timed(call: Callable[[], object]) -> float:
+    """Wall time of ``call()``, s."""
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
 
 
 def measure(rounds: int, reps: int, quiet: bool = False) -> list[dict]:

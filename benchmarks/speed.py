@@ -729,7 +729,10 @@ def summary_markdown(data: dict[str, dict]) -> str:
 CXX_TARGETS = (("Zoë dynamic, linear contact", "dynamic Zoë, linear contact, Δt 0.04, one thread: ours / C++ speed",
                 1.0, 2.0),
                ("Rocky 7 dynamic, linear contact", "dynamic Rocky 7, same", 1.0, 2.0),
-               ("Zoë kinematic", "kinematic Zoë, Δt 0.04, one thread", 2.0, 3.0),
+               ("Zoë kinematic (ours: the states recorded, as the C++'s loop)",
+                "kinematic Zoë, Δt 0.04, one thread (the states recorded, as the C++)", 2.0, 3.0),
+               ("Zoë kinematic, ours as Simulator.run (rollover margin and diagnostics at every step)",
+                "– the same through `Simulator.run` (rollover margin and diagnostics at every step)", 2.0, 3.0),
                ("Talon (tracks) dynamic, Δt 0.01, linear contact", "Talon (tracks), dynamic, Δt 0.01 (issue 13)", 1.0,
                 None))
 

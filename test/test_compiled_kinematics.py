@@ -49,28 +49,9 @@ def test_one_call_and_the_step_loop_give_the_same_run(mode, integrator):
     one, loop = both(model, terrain, 2.0, lambda t: (0.5, 0.3 if t > 1.0 else 0.0), dt=0.04, mode=mode,
                      integrator=integrator, **kw)
     assert_same(one, loop)
-    # the margin: computed in the enhanced run's steps; the plain kinematic run's steps skip it and run() takes
-    # them again with it (a short run: every state) — the same margins as the loop's steps, which compute it
+    # the margin: computed in the run's steps (run() asks the compiled rollout for it), as in the loop's steps
     np.testing.assert_allclose(loop.rollover_margin[:-1], one.rollover_margin[:-1], atol=1e-12)
     assert np.all(one.rollover_margin > 0.1)
-
-
-def test_a_long_kinematic_run_gets_its_rollover_margin_sampled(monkeypatch):
-    """Past ``MARGIN_PASS_STATES`` states run() does not take the steps again: the margin is the velocity solve's
-    at sampled states (the full collision search at each; within 0.2 mm of the steps' own, warm-started, whose
-    contact may be another of two minima of Δz within one coarse spacing), NaN elsewhere."""
-    import wmr_dynamics.simulate as simulate
-
-    model = wmr.load_model("rocky7")
-    terrain = gaussian_rough_terrain(rms=0.04, corr_len=0.4, bounds=(-3, 8, -4, 4), seed=7)
-    sim = Simulator(model, terrain, dt=0.04)
-    full = sim.run(10.0, (0.5, 0.1), progress=False)  # 251 states: more than the 200 sampled evenly
-    monkeypatch.setattr(simulate, "MARGIN_PASS_STATES", 20)
-    sampled = sim.run(10.0, (0.5, 0.1), progress=False)
-    np.testing.assert_array_equal(sampled.q, full.q)
-    ok = np.isfinite(sampled.rollover_margin)
-    assert 100 <= ok.sum() < len(ok) and np.all(np.isfinite(full.rollover_margin))
-    np.testing.assert_allclose(sampled.rollover_margin[ok], full.rollover_margin[ok], atol=2e-4)
 
 
 def test_joint_limits_are_hard_stops():
@@ -172,7 +153,7 @@ def compiled_rates_run(model, terrain, U, dt, q0):
     kd = KinematicsData(1.0 / dt, np.zeros(15), False, False, INTEGRATOR_EULER)
     status = kinematic_rollout(md, td, controller_data(None, model, direct=True), kd, kinematic_workspace(md),
                                np.asarray(q0, dtype=float), np.ascontiguousarray(U, dtype=float), dt, *out,
-                               np.zeros(n1))
+                               np.zeros(n1), True)
     return status, out
 
 

@@ -42,10 +42,6 @@ MODES = ("kinematic", "enhanced", "dynamic")
 ENGINES = ("auto", "compiled", "python")
 INTEGRATORS = ("euler", "rk4")
 CONTACT_TOLERANCE = 0.01  # m: a wheel counts as "in contact" when Δz <= 1 cm
-#: a compiled kinematic run of up to this many states gets its rollover margin at every state (its steps taken
-#: again with the margin computed, ≈ 1.2× the run's time); longer runs get it sampled
-#: (Simulator._sample_rollover_margin)
-MARGIN_PASS_STATES = 2000
 _UNSET = object()  # a lazily computed attribute not computed yet
 
 Command = tuple[float, float] | Callable[[float], tuple[float, float]]
@@ -207,10 +203,9 @@ class Simulator:
             run with a custom controller callable, loop over single compiled steps in Python (a Python contact
             or actuator model is called back from the compiled step).  Built-in terrains are evaluated exactly
             (Box and Composite included); a terrain with no exact compiled form (a user's ``Terrain``
-            subclass) is rasterized at 2 cm (``compiled.terrain.compile_terrain``).  The plain kinematic run
-            does not compute the rollover margin (it costs ≈ 20 % of a step): ``run`` fills it in afterwards,
-            outside ``wall_time_s`` — at every state for runs of up to ``MARGIN_PASS_STATES`` states, else on
-            up to 600 states (every one tilted beyond 15°) and NaN elsewhere.  ``engine_used`` says which runs.
+            subclass) is rasterized at 2 cm (``compiled.terrain.compile_terrain``).  A kinematic ``run``
+            computes the rollover margin at every step (≈ 20 % of a step; a planner that needs the states alone
+            calls ``Simulator.compiled.rollout(..., record=False)``).  ``engine_used`` says which runs.
     """
 
     def __init__(self, model: WmrModel, terrain: Terrain, mode: str = "kinematic", dt: float = 0.04,
@@ -413,8 +408,6 @@ class Simulator:
                           f"speed limits ({', '.join(f'{x:g}' for x in self.model.actuated_velocity_limits)} rad/s); "
                           f"scaled down (by up to a factor {limited.scale:.3g})", stacklevel=2)
         check_divergence(self.model, result, float(peak[0]), float(peak[1]))
-        if self.mode != "dynamic" and not np.any(np.isfinite(result.rollover_margin)):
-            self._sample_rollover_margin(result, tracked)
         from wmr_dynamics.body_collision import body_penetration, body_points
 
         if self._body_points is _UNSET:  # the URDF's non-wheel geometry, read once per simulator
@@ -422,32 +415,6 @@ class Simulator:
         result.body_penetration = None if self._body_points is None else body_penetration(
             self.model, self.terrain, result.t, result.q, self._body_points)
         return result
-
-    def _margin_pass(self, q0: NDArray, cmds: NDArray, Q: NDArray) -> NDArray:
-        """The rollover margin (m) at every state of a compiled kinematic run (states Q from q0 under command rows
-        ``cmds``): the run's steps taken again with the margin computed (it does not feed back into the solve,
-        so the states are the same; NaN where, unexpectedly, they are not)."""
-        Q2, *_, ROLL = self.compiled.rollout(q0, cmds, self.dt, margin=True)
-        return ROLL if np.array_equal(Q2, Q, equal_nan=True) else np.full(len(Q), np.nan)
-
-    def _sample_rollover_margin(self, result: SimResult, cmd: Callable, most: int = 600) -> None:
-        """The compiled kinematic run does not compute the rollover margin (it would cost every step): fill it
-        in on up to ``most`` of the run's states — every state tilted more than 15°, the rest evenly — with the
-        velocity solve's margin at each (the model keeps its wheels on the ground whatever the slope, so a
-        negative margin is a tip-over the model itself cannot show)."""
-        q = result.q
-        upright = 1.0 - 2.0 * (q[:, 0] ** 2 + q[:, 1] ** 2)  # R[2, 2]: cos of the tilt
-        tilted = np.flatnonzero(upright < np.cos(np.radians(15.0)))
-        even = np.linspace(0, len(q) - 1, min(len(q), most // 3)).astype(int)
-        if len(tilted) > most - len(even):
-            tilted = tilted[np.linspace(0, len(tilted) - 1, most - len(even)).astype(int)]
-        for k in np.unique(np.r_[even, tilted]):
-            v, omega = _checked_command(cmd, float(result.t[k]))
-            try:
-                info = self.velocity(q[k], v, omega, qvel_prev=result.qvel[k - 1] if k else None)
-            except WmrError:
-                continue
-            result.rollover_margin[k] = info.rollover_margin
 
     def _run(self, duration: float, cmd: Callable, q: NDArray, progress: bool | None,
              qvel0: NDArray | None) -> SimResult:
@@ -460,10 +427,8 @@ class Simulator:
         if self.engine_used == "compiled":
             cmds = _command_rows(cmd, t)
             self.compiled.warm_up()
-            (Q, QV, DZ, CP, VC, RES, ROLL), wall = _one_call(n, _KINEMATIC_STEP_S, progress,
-                                                             lambda: self.compiled.rollout(q, cmds, self.dt))
-            if n + 1 <= MARGIN_PASS_STATES and not np.isfinite(ROLL).any():
-                ROLL = self._margin_pass(q, cmds, Q)
+            (Q, QV, DZ, CP, VC, RES, ROLL), wall = _one_call(
+                n, _KINEMATIC_STEP_S, progress, lambda: self.compiled.rollout(q, cmds, self.dt, margin=True))
             return SimResult(m.name, self.mode, self.dt, t, Q, QV, DZ, CP, VC, RES, ROLL, wall, list(m.wheel_names))
         Q = np.empty((n + 1, m.num_states))
         QV = np.empty((n + 1, m.num_dof))

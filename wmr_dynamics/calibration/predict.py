@@ -394,7 +394,7 @@ def _rollout(e, m: WmrModel, q0: NDArray, cmds: NDArray, QV: NDArray) -> None:  
     n1, nw = len(cmds), m.num_wheels
     st, row = kinematic_rollout(e.md, e.td, e.cd_direct, e.kd, e.workspace(), q0, np.ascontiguousarray(cmds),
                                 STEP_S, np.empty((n1, m.num_states)), QV, np.empty((n1, nw)), np.empty((n1, nw, 3)),
-                                np.empty((n1, nw)), np.empty(n1), np.empty(n1))
+                                np.empty((n1, nw)), np.empty(n1), np.empty(n1), False)  # q̇' alone
     e.raise_status(st, row, STEP_S)
 
 
