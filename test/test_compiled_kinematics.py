@@ -248,19 +248,19 @@ def test_least_squares_is_lstsq_on_the_selected_columns():
     cols = np.array([0, 1, 2, 3, 4, 5, 6, 8, 11], dtype=np.int64)
     b = rng.normal(size=14)
     N, x = np.zeros((13, 13)), np.zeros(13)
-    assert least_squares(A, 14, cols, cols.size, b, N, x)
+    assert least_squares(A, 14, cols, cols.size, b, N, x, np.zeros(13))
     np.testing.assert_allclose(x[:cols.size], np.linalg.lstsq(A[:, cols], b, rcond=None)[0], rtol=0, atol=1e-10)
     A[:, cols[4]] = 0.0  # a column that no constraint sees (a free joint): exactly 0, as the minimum norm
-    assert least_squares(A, 14, cols, cols.size, b, N, x)
+    assert least_squares(A, 14, cols, cols.size, b, N, x, np.zeros(13))
     ref = np.linalg.lstsq(A[:, cols], b, rcond=None)[0]
     assert x[4] == 0.0
     np.testing.assert_allclose(x[:cols.size], ref, rtol=0, atol=1e-10)
     A[:, cols[3]] = A[:, cols[2]]  # dependent columns: the same fit, the split between them only to ~1e-4
     b = A[:, cols] @ rng.normal(size=cols.size)
-    assert least_squares(A, 14, cols, cols.size, b, N, x)
+    assert least_squares(A, 14, cols, cols.size, b, N, x, np.zeros(13))
     np.testing.assert_allclose(A[:, cols] @ x[:cols.size], b, rtol=0, atol=1e-9)
     np.testing.assert_allclose(x[:cols.size], np.linalg.lstsq(A[:, cols], b, rcond=None)[0], rtol=0, atol=1e-3)
-    assert not least_squares(np.zeros((3, 3)), 3, cols, 2, b, N, x)
+    assert not least_squares(np.zeros((3, 3)), 3, cols, 2, b, N, x, np.zeros(13))
 
 
 _SCRIPT = """

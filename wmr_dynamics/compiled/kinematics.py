@@ -205,18 +205,18 @@ def _weighted_rows(md: ModelData, ws: KinematicWorkspace, q: NDArray, sigma: flo
 @njit(inline="always")
 def _solve(ws: KinematicWorkspace, n: int, nr: int) -> bool:
     """Eqs. 2.37–2.38: q̇'[known] = value, the rest by least squares against rhs = v − A[:, known] value."""
+    for r in range(nr):
+        ws.rhs[r] = ws.v[r]
     nu = 0
-    for j in range(n):
+    for j in range(n):  # a column at a time: the known test once per column, not once per entry
         if not ws.known[j]:
             ws.unk[nu] = j
             nu += 1
-    for r in range(nr):
-        s = ws.v[r]
-        for j in range(n):
-            if ws.known[j]:
-                s -= ws.A[r, j] * ws.value[j]
-        ws.rhs[r] = s
-    if not least_squares(ws.A, nr, ws.unk, nu, ws.rhs, ws.N, ws.x):
+            continue
+        vj = ws.value[j]
+        for r in range(nr):
+            ws.rhs[r] -= ws.A[r, j] * vj
+    if not least_squares(ws.A, nr, ws.unk, nu, ws.rhs, ws.N, ws.x, ws.jtmp[0]):
         return False
     for j in range(n):
         ws.qvel[j] = ws.value[j] if ws.known[j] else 0.0

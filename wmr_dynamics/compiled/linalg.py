@@ -54,7 +54,8 @@ def cho_solve(L: NDArray, n: int, b: NDArray) -> None:
 
 
 @njit(_nrt=False)  # allocation-free: no reference counting of its arrays per call
-def least_squares(A: NDArray, nrows: int, cols: NDArray, ncols: int, b: NDArray, N: NDArray, x: NDArray) -> bool:
+def least_squares(A: NDArray, nrows: int, cols: NDArray, ncols: int, b: NDArray, N: NDArray, x: NDArray,
+                  row: NDArray) -> bool:
     """x[:ncols] = argmin ‖A[:nrows, cols[:ncols]] x − b[:nrows]‖ (the pseudoinverse solution of thesis eq. 2.38).
 
     Normal equations (AᵀA + εI) x = Aᵀb by :func:`cholesky`, with ε = 1e-13 · mean(diag AᵀA): where the columns
@@ -62,21 +63,23 @@ def least_squares(A: NDArray, nrows: int, cols: NDArray, ncols: int, b: NDArray,
     with three wheels on the ground: ≤ 1e-10).  Where they do not, a column no row sees (a free joint) gets
     exactly 0, as in ``lstsq``'s minimum-norm solution; dependent columns get the same fit A x but their
     split is fixed only to ~1e-16/1e-13 relative (``lstsq`` splits them evenly) — a QR with column pivoting
-    would be needed for that.  Work: ``N`` (≥ ncols × ncols), overwritten by the factor.  Returns False if
-    the factorization failed (all-zero or non-finite A).
+    would be needed for that.  Work: ``N`` (≥ ncols × ncols), overwritten by the factor; ``row`` (≥ ncols).
+    Returns False if the factorization failed (all-zero or non-finite A).
     """
     for a in range(ncols):  # Aᵀb and the lower triangle of AᵀA, accumulated row by row (A is row-major)
         x[a] = 0.0
         for c in range(a + 1):
             N[a, c] = 0.0
     for r in range(nrows):
+        for a in range(ncols):  # the row's chosen columns gathered once, so the inner loop runs on contiguous data
+            row[a] = A[r, cols[a]]
         for a in range(ncols):
-            ra = A[r, cols[a]]
+            ra = row[a]
             if ra == 0.0:
                 continue
             x[a] += ra * b[r]
             for c in range(a + 1):
-                N[a, c] += ra * A[r, cols[c]]
+                N[a, c] += ra * row[c]
     tr = 0.0
     for a in range(ncols):
         tr += N[a, a]
