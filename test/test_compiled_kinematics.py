@@ -337,3 +337,22 @@ def test_a_constant_command_runs_as_the_same_command_given_as_a_function(mode):
         np.testing.assert_array_equal(a.rollover_margin, b.rollover_margin)
     d = a.summary()["distance_m"]  # 5 m/s limited to 3.25 m/s (dynamic: from rest, so less)
     assert d == pytest.approx(2.0 * 3.25, rel=0.05) if mode == "kinematic" else 0.8 * 6.5 < d < 1.02 * 6.5
+
+
+def test_a_states_only_rollout_takes_the_same_steps_and_records_no_diagnostics():
+    """``CompiledKinematics.rollout(record=False)`` (a planner's call): the same states and q̇' as the recording
+    rollout, bit for bit, and NaN where the diagnostics would be; a run's margin is the margin-computing
+    rollout's."""
+    model = wmr.load_model("rocky7")
+    terrain = gaussian_rough_terrain(rms=0.04, corr_len=0.4, bounds=(-3, 8, -4, 4), seed=7)
+    sim = Simulator(model, terrain, dt=0.04)
+    q0 = sim.initial_state()
+    cmds = np.tile((0.5, 0.2), (51, 1))
+    full = sim.compiled.rollout(q0, cmds, 0.04, margin=True)
+    states = sim.compiled.rollout(q0, cmds, 0.04, record=False)
+    np.testing.assert_array_equal(states[0], full[0])
+    np.testing.assert_array_equal(states[1], full[1])
+    assert all(np.isnan(a).all() for a in states[2:])
+    assert all(np.isfinite(a).all() for a in full[2:])
+    run = sim.run(2.0, (0.5, 0.2), q0=q0, progress=False)
+    np.testing.assert_array_equal(run.rollover_margin, full[6])
