@@ -620,17 +620,13 @@ def _check_result_size(model: WmrModel, duration: float, dt: float) -> None:
 
 
 class _Constant:
-    """A command held constant: t → ``value`` (v m/s, ω rad/s)."""
+    """A command held constant: t → ``constant`` (v m/s, ω rad/s)."""
 
-    def __init__(self, value: tuple[float, float]) -> None:
-        self.value = value
+    def __init__(self, constant: tuple[float, float]) -> None:
+        self.constant = constant
 
     def __call__(self, _t: float) -> tuple[float, float]:
-        return self.value
-
-    @property
-    def constant(self) -> tuple[float, float]:
-        return self.value
+        return self.constant
 
 
 def _command_rows(cmd: Callable, t: NDArray) -> NDArray:
