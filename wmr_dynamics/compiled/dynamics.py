@@ -60,6 +60,9 @@ C1, C2 = 1e-4, 0.9  # strong Wolfe conditions: sufficient decrease (eq. D.2), cu
 STRONG_DECREASE = 0.25
 #: a chord step ends the Newton loop where its predicted ‖e‖ is below this fraction of the tolerance (_newton)
 CHORD_MARGIN = 0.25
+#: bisections of the line search's zoom before it gives up (α down to 2^−12; _line_search): creeping on with
+#: α ≈ 1e-9 until the iteration cap only delays the half steps that follow
+ZOOM_STEPS = 12
 #: the registries' dispatch tables ((code, kernel), ...), unrolled into direct calls by the kernels below
 _CONTACT_KERNELS = CONTACT_MODELS.kernels
 _ACTUATOR_KERNELS = ACTUATOR_MODELS.kernels
@@ -756,7 +759,11 @@ def _line_search(md, fd, ws, qvel, integral, dt, phi0, dphi0, n, nx) -> tuple:  
     taken at once (it meets the sufficient decrease by far, and for a Newton step |φ'(1)| ≲ 2 sqrt(φ(1) φ(0))
     ≤ |φ'(0)|/2, the curvature condition too); ∂f_model/∂x there is formed only if a Newton step follows.
 
-    Returns (α, α is the last point evaluated (x_t/e_t hold it), ws.df holds ∂f_model/∂x of that point)."""
+    Returns (α, α is the last point evaluated (x_t/e_t hold it), ws.df holds ∂f_model/∂x of that point); α = 0
+    where no point of (0, 1] down to 2^−ZOOM_STEPS meets the sufficient decrease: p is no descent direction of
+    ‖e‖² there (the Gauss–Newton model is that of one side of a kink of f_model, e.g. a friction cap), and
+    creeping along it cost the planner's batch 40 % of its evaluations (docs/benchmarks.md, "Line-search
+    failures")."""
     phi1 = _trial(md, fd, ws, qvel, integral, dt, 1.0, nx, False)
     if phi1 <= STRONG_DECREASE * phi0:
         return 1.0, True, False
@@ -769,7 +776,7 @@ def _line_search(md, fd, ws, qvel, integral, dt, phi0, dphi0, n, nx) -> tuple:  
     lo, phi_lo, hi = 0.0, phi0, 1.0  # zoom with bisection (Nocedal & Wright Alg. 3.3)
     best_a = -1.0
     a = 0.5
-    for _ in range(30):
+    for _ in range(ZOOM_STEPS):
         a = 0.5 * (lo + hi)
         phi_a, dphi_a = _phi(md, fd, ws, qvel, integral, dt, a, n, nx)
         if phi_a > phi0 + C1 * a * dphi0 or phi_a >= phi_lo:
@@ -783,7 +790,7 @@ def _line_search(md, fd, ws, qvel, integral, dt, phi0, dphi0, n, nx) -> tuple:  
             best_a = lo
     if best_a >= 0.0:
         return best_a, best_a == a, best_a == a
-    return a, True, True
+    return 0.0, False, False
 
 
 @njit(inline="always")  # passes the workspace: inlined, not copied per call
@@ -862,6 +869,9 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
         cho_solve(ws.H, nx, ws.p)
         alpha, fresh, df_ready = _line_search(md, fd, ws, qvel, integral, dt, norm * norm,
                                               2.0 * _dot(ws.grad, ws.p, nx), n, nx)
+        if alpha == 0.0:  # the line search failed: stop, unconverged (dynamic_step retakes the step as half steps)
+            _residual(md, fd, ws, ws.x, qvel, integral, dt, False, ws.e)  # ws.qn, vc, fc of the final x
+            break
         for k in range(nx):
             ws.x[k] += alpha * ws.p[k]
         if fresh:  # the line search's last evaluation is the accepted point: keep it (e_t; ws.df if df_ready)
