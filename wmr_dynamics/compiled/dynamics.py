@@ -250,7 +250,9 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
 
 
 # ---- per-step set-up (steps 1–2 of the force_balance module docstring) -----------------------------------
-@njit(_nrt=False)
+# inlined into force_balance_step: called, it copied the model, terrain, dynamics and workspace tuples (with
+# _residual inlined too: Zoë's step 7.2 → 6.6 µs, 2026-11-28)
+@njit(inline="always")
 def _setup(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray, qvel: NDArray,
            u: NDArray, dt: float) -> int:
     """FK, collision, M and c, A (eq. 2.55), the rigid rows' null space and the reduced force balance (the
@@ -486,7 +488,7 @@ def _evaluate(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
                                 fd.contact_moment)
 
 
-@njit(_nrt=False)
+@njit(inline="always")  # passes the workspace: inlined, not copied per evaluation
 def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray, qvel: NDArray, integral: NDArray,
               dt: float, need_df: bool, e: NDArray) -> None:
     """e(x) into e, and ∂f_model/∂x into ws.df if ``need_df`` (from which :func:`_force_balance_jacobian` forms
