@@ -370,7 +370,7 @@ def count_evaluations(cd, md, td, fd, ws, Q: NDArray, QV: NDArray, U: NDArray, i
     compiled evaluation, which is counted.  Same arithmetic as the compiled step."""
     del cd
     n = md.parent.shape[0] + 5
-    names = ("_residual", "_phi", "_line_search", "_trial", "_chord_step")
+    names = ("_residual", "_line_search", "_trial", "_chord_step", "_newton_direction")
     saved = {k: getattr(D, k) for k in names}
     calls = [0]
 
@@ -579,7 +579,7 @@ PROFILE_ROWS = (  # key, label, calls per step (None: from the data), C++ µs (p
     ("setup", "**whole set-up** (`_setup`)", 1, None),
     ("evaluate", "one force-balance evaluation e(x) with ∂f_model/∂x (contact model included)", "evals", None),
     ("newton", "**Newton loop** (`_newton`, from the warm start)", 1, None),
-    ("newton_rest", "– of which besides the evaluations (∂e/∂x once per Newton step, JᵀJ, its Cholesky, line "
+    ("newton_rest", "– of which besides the evaluations (∂e/∂x once per Newton step, its LU factor, line "
      "search)", 1, None),
     ("step", "**whole `force_balance_step`** at the profiled state", 1, "step_rough"),
     ("step_run", "whole `force_balance_step`, mean over the run's states", 1, None),

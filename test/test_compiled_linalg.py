@@ -28,6 +28,38 @@ def test_cholesky_rejects_indefinite():
     assert not L.cholesky(A, 2, np.zeros((2, 2)))
 
 
+@pytest.mark.parametrize("n", [1, 4, 9, 13])
+def test_lu_factor_and_solve_match_scipy(n):
+    """P A = L U with partial pivoting (scipy.linalg.lu_factor's convention: row k swapped with piv[k], in order)
+    and the solve, on the leading block of a larger workspace; a matrix with a zero leading entry needs a swap."""
+    rng = np.random.default_rng(n)
+    A = rng.normal(size=(n, n))
+    A[0, 0] = 0.0 if n > 1 else 1.0
+    big = np.zeros((20, 20))
+    big[:n, :n] = A
+    LU, piv = np.zeros((20, 20)), np.zeros(20, dtype=np.int64)
+    assert L.lu_factor(big, n, LU, piv, 1e-10)
+    lu_ref, piv_ref = sla.lu_factor(A)
+    np.testing.assert_array_equal(piv[:n], piv_ref)
+    np.testing.assert_allclose(LU[:n, :n], lu_ref, rtol=1e-10, atol=1e-12)
+    b = rng.normal(size=n)
+    x = np.r_[b, np.zeros(3)]
+    L.lu_solve(LU, piv, n, x)
+    np.testing.assert_allclose(x[:n], np.linalg.solve(A, b), rtol=1e-9, atol=1e-12)
+    assert not x[n:].any()
+
+
+def test_lu_factor_rejects_a_numerically_singular_matrix():
+    """A pivot at or below rel_tol × the largest entry: singular (the Newton step then takes the normal
+    equations); just above it the factor goes through."""
+    A = np.array([[2.0, 4.0, 1.0], [1.0, 2.0, 3.0], [3.0, 6.0, 0.5]])  # column 1 = 2 × column 0
+    LU, piv = np.zeros((3, 3)), np.zeros(3, dtype=np.int64)
+    assert not L.lu_factor(A, 3, LU, piv, 1e-10)
+    A[2, 1] += 1e-6 * 6.0  # rank 3, smallest pivot ≈ 2e-6 of the largest entry
+    assert L.lu_factor(A, 3, LU, piv, 1e-10)
+    assert not L.lu_factor(A, 3, LU, piv, 1e-5)
+
+
 def _rigid_basis(A, targets, rel_tol=1e-9):
     """Rows of A appended one by one with orthonormalize_last; returns (basis, targets, count)."""
     n = A.shape[1]

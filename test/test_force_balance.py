@@ -196,7 +196,7 @@ def test_dynamic_simulator_starts_from_a_given_velocity():
 
 def test_a_failed_line_search_ends_the_newton_loop_and_the_step_is_halved():
     """Zoë (YAML defaults: piecewise-linear contact, ideal actuators) starting from rest on rough terrain 1 with
-    (v, ω) = (0.51, 0.54): at step 4 the ideal actuators have spun the wheels up (slip ratios near 1) and the
+    (v, ω) = (0.64, 0.42): at step 4 the ideal actuators have spun the wheels up (slip ratios near 1) and the
     Newton loop reaches a point where the Gauss–Newton step is no descent direction of ‖e‖² (a friction cap's
     kink).  The loop must stop there, unconverged, well before its iteration cap, rather than creep on with
     α ≈ 1e-9 — and the step, retaken as half steps, must converge.  Oracle: at the point the loop stopped,
@@ -212,7 +212,7 @@ def test_a_failed_line_search_ends_the_newton_loop_and_the_step_is_halved():
     terrain = zoe_rough.load_terrain(1)
     sim = Simulator(model, terrain, mode="dynamic", dt=0.04)
     eng = sim.compiled
-    cmd = np.array([0.51182162, 0.54055644])
+    cmd = np.array([0.64132817, 0.42315941])  # (the batch's trajectory 4)
     run = eng.rollout(sim.initial_state(), np.zeros(model.num_dof), np.tile(cmd, (6, 1)), 0.04)
     q, qvel = run.q[4].copy(), run.qvel[4].copy()
     ws = eng.workspace()

@@ -25,18 +25,18 @@ from wmr_dynamics.scenarios import zoe_rough as zoe
 calls = {"tried": 0, "taken": 0, "halved": 0}
 chord = D._chord_step
 
-def counted(md, fd, ws, qvel, integral, dt, norm, nx):
+def counted(md, fd, ws, qvel, integral, dt, norm, nx, lu):
     calls["tried"] += 1
-    new = chord(md, fd, ws, qvel, integral, dt, norm, nx)
+    new = chord(md, fd, ws, qvel, integral, dt, norm, nx, lu)
     if new >= 0.0:
         calls["taken"] += 1
         calls["halved"] += new <= 0.5 * norm
     return new
 
-def rejected(md, fd, ws, qvel, integral, dt, norm, nx):
+def rejected(md, fd, ws, qvel, integral, dt, norm, nx, lu):
     calls["tried"] += 1
     x, e = ws.x.copy(), ws.e.copy()
-    chord(md, fd, ws, qvel, integral, dt, norm, nx)  # evaluated (the trial point is left in ws), then refused:
+    chord(md, fd, ws, qvel, integral, dt, norm, nx, lu)  # evaluated (the trial point is left in ws), then refused:
     ws.x[:] = x  # x and e as a refused step leaves them
     ws.e[:] = e
     return -1.0
@@ -97,3 +97,62 @@ def test_the_piecewise_linear_model_needs_no_chord_step():
     assert run["calls"]["tried"] == 0
     assert run["q"] == newton["q"]
     assert np.mean(run["it"][:-1]) < 1.2
+
+
+_BACKTRACK = r"""
+import json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from wmr_dynamics import load_model
+from wmr_dynamics.compiled import dynamics as D
+from wmr_dynamics.scenarios import zoe_rough
+from wmr_dynamics.simulate import Simulator
+
+searches = []
+search = D._line_search
+
+def phi_at(md, fd, ws, qvel, integral, dt, a, nx):
+    e = np.zeros(ws.e.shape[0])
+    D._residual(md, fd, ws, ws.x[:nx] + a * ws.p[:nx], qvel, integral, dt, False, e)
+    return float(e[:nx] @ e[:nx])
+
+def recorded(md, fd, ws, qvel, integral, dt, phi0, dphi0, nx):
+    a = search(md, fd, ws, qvel, integral, dt, phi0, dphi0, nx)
+    x_t, e_t = ws.x_t[:nx].copy(), ws.e_t[:nx].copy()
+    trials = [(b, phi_at(md, fd, ws, qvel, integral, dt, b, nx)) for b in 0.5 ** np.arange(13)]
+    if a > 0.0:  # the accepted point last, so that ws holds its contact partials again, as the search left it
+        phi_at(md, fd, ws, qvel, integral, dt, a, nx)
+    searches.append({"alpha": a, "phi0": phi0, "dphi0": dphi0, "trials": trials,
+                     "kept": bool(np.array_equal(x_t, ws.x[:nx] + a * ws.p[:nx])) if a > 0.0 else True,
+                     "phi_kept": float(e_t @ e_t)})
+    return a
+
+D._line_search = recorded
+model = load_model("zoe")
+sim = Simulator(model, zoe_rough.load_terrain(1), mode="dynamic", dt=0.04)
+res = sim.run(1.0, (0.51182162, 0.54055644), progress=False)
+print(json.dumps({"searches": searches, "c1": D.C1, "converged": res.converged.tolist()}))
+"""
+
+
+def test_the_line_search_takes_the_longest_halved_step_that_decreases_the_error_enough():
+    """Backtracking (Nocedal & Wright Alg. 3.1) in place of the thesis's strong-Wolfe zoom (App. D): each Newton
+    step takes the first of α = 1, 1/2, 1/4, … that meets the sufficient decrease (eq. D.2) — never a shorter
+    one, which the zoom's curvature test guarded against — and 0 (the loop stops) where none down to 2^−12
+    does.  Zoë (YAML defaults) from rest turning (the planner's batch, whose friction caps the full Newton
+    steps cross): ‖e(x + αp)‖² recomputed at every α = 2^−k for every line search of 1 s."""
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", _BACKTRACK, str(ROOT)], env=env, capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    run = json.loads(out.stdout.strip().splitlines()[-1])
+    c1, damped = run["c1"], 0
+    for s in run["searches"]:
+        ok = [b for b, phi in s["trials"] if phi <= s["phi0"] + c1 * b * s["dphi0"]]
+        assert s["dphi0"] < 0.0  # a descent direction of the Gauss–Newton model
+        assert s["alpha"] == (ok[0] if ok else 0.0)  # the first (longest) α meeting eq. D.2, or none
+        assert s["kept"]  # the accepted point is the search's last evaluation (no re-evaluation)
+        if s["alpha"] > 0.0:
+            assert s["phi_kept"] == pytest.approx(dict(s["trials"])[s["alpha"]], rel=1e-12, abs=1e-12)
+        damped += 0.0 < s["alpha"] < 1.0
+    assert damped >= 10  # (26 of 64 on 2026-11-28) full steps across a friction cap that fail eq. D.2
+    assert all(run["converged"])

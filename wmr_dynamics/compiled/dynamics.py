@@ -44,7 +44,7 @@ from wmr_dynamics.compiled import callbacks as _cb
 from wmr_dynamics.compiled.collision import METHOD_EDGES, wheel_contacts_kernel
 from wmr_dynamics.compiled.data import ModelData, TerrainData
 from wmr_dynamics.compiled.kinematics import _belt_column, _forward_kinematics, _wheel_jacobian  # Alg. 1, 2 inlined
-from wmr_dynamics.compiled.linalg import cho_solve, cholesky, null_space_rows, orthonormalize_last
+from wmr_dynamics.compiled.linalg import cho_solve, cholesky, lu_factor, lu_solve, null_space_rows, orthonormalize_last
 from wmr_dynamics.contact_models._base import MOMENT_COLUMNS, WORK_ROWS
 from wmr_dynamics.contact_models.coulomb import _coulomb_kernel
 from wmr_dynamics.contact_models.registry import CONTACT_MODELS
@@ -54,15 +54,17 @@ from wmr_dynamics.kinematics.enhanced import _body_force
 from wmr_dynamics.kinematics.state import _euler_step
 from wmr_dynamics.registry import PYTHON, RIGID
 
-C1, C2 = 1e-4, 0.9  # strong Wolfe conditions: sufficient decrease (eq. D.2), curvature (eq. D.4)
-#: a step that cuts ‖e‖² to this fraction (halves ‖e‖) is taken without further test: the full Newton step without
-#: the curvature test (_line_search), a chord step at all (_chord_step; one that does not is dropped)
+C1 = 1e-4  # the line search's sufficient decrease (eq. D.2)
+#: a chord step is taken if it cuts ‖e‖² to this fraction (halves ‖e‖); one that does not is dropped (_chord_step)
 STRONG_DECREASE = 0.25
 #: a chord step ends the Newton loop where its predicted ‖e‖ is below this fraction of the tolerance (_newton)
 CHORD_MARGIN = 0.25
-#: bisections of the line search's zoom before it gives up (α down to 2^−12; _line_search): creeping on with
+#: the Newton step solves ∂e/∂x p = −e by LU unless a pivot is at most this fraction of ∂e/∂x's largest entry (then:
+#: the regularized normal equations; _newton_direction)
+LU_SINGULAR = 1e-10
+#: halvings of the line search's step before it gives up (α down to 2^−12; _line_search): creeping on with
 #: α ≈ 1e-9 until the iteration cap only delays the half steps that follow
-ZOOM_STEPS = 12
+BACKTRACK_STEPS = 12
 #: the registries' dispatch tables ((code, kernel), ...), unrolled into direct calls by the kernels below
 _CONTACT_KERNELS = CONTACT_MODELS.kernels
 _ACTUATOR_KERNELS = ACTUATOR_MODELS.kernels
@@ -165,7 +167,8 @@ class DynamicsWorkspace(NamedTuple):
     target: NDArray  # (n,): B q̇'[i+1] must equal these (the rigid rows' targets, carried through Gram–Schmidt)
     Nt: NDArray  # (n, n): rows 0..nz−1 an orthonormal basis N of B's null space
     qp: NDArray  # (n,): q̇'_p = Bᵀ target, the part of q̇'[i+1] the rigid rows fix
-    MNt: NDArray  # (n, n): rows of N M
+    piv: NDArray  # (n,) int64: the row swaps of the LU factor of ∂e/∂x in H (_newton_direction)
+    nt_cols: NDArray  # (n, n + 1) int64: row k = [count, columns] of N's row k's nonzero entries
     G: NDArray  # (n, n): N M Nᵀ / Δt
     e0: NDArray  # (n,): N (M (q̇'_p − q̇')/Δt + c)
     AN: NDArray  # (nA, n): A Nᵀ, each row's velocity per unit z
@@ -193,8 +196,8 @@ class DynamicsWorkspace(NamedTuple):
     J: NDArray
     x_t: NDArray
     e_t: NDArray
-    dir_work: NDArray  # (3, max(n, nA)): the line search's ∂e/∂x p (row 0) and ∂f_model/∂x p (row 1); row 2:
-    # the wheel rows' velocities A q̇'_p at x = 0 (_setup_rows), from which an evaluation forms v_c
+    dir_work: NDArray  # (1, max(n, nA)): the wheel rows' velocities A q̇'_p at x = 0 (_setup_rows), from which an
+    # evaluation forms v_c
     counts: NDArray  # (N_COUNTS,) int64: this step's counts and flags (C_*)
     mrows: NDArray  # (nA,) int64: the model-force rows (every non-rigid row)
     # adaptive sub-stepping
@@ -233,13 +236,13 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
         # previous contact angle, the collision search's warm start off), lateral
         z((3, n)), z((nA, n)), np.zeros(nA, dtype=b), z(nA), z(nc1), z(nc1),  # jtmp, A, rigid, v_target,
         # c_joint, joint_g
-        z((n, n)), z(n), z((n, n)), z(n), z((n, n)), z((n, n)), z(n), z((nA, n)), z((nA, n)),  # basis, target,
-        # Nt, qp, MNt, G, e0, AN, resid
+        z((n, n)), z(n), z((n, n)), z(n), np.zeros(n, dtype=np.int64), np.zeros((n, n + 1), dtype=np.int64),
+        z((n, n)), z(n), z((nA, n)), z((nA, n)),  # basis, target, Nt, qp, piv, nt_cols, G, e0, AN, resid
         z(n), z((nw, 3)), z(nw), z(nw),  # qn, vc, Rw, dzn
         z((nw, 3)), z((nw, 3, 3)), z((nw, 3)), z((nw, 3)),  # fc, df_dv, df_dRw, df_ddz
         z(nA), z((nA, n)),  # f_model, df
         z(na1), z(na1), z(na1), z((na1, na1)), z(na1),  # actuator work
-        z(n), z(n), z(n), z((n, n)), z(n), z((n, n)), z(n), z(n), z((3, max(n, nA))),  # x, p, grad, H, e, J, x_t,
+        z(n), z(n), z(n), z((n, n)), z(n), z((n, n)), z(n), z(n), z((1, max(n, nA))),  # x, p, grad, H, e, J, x_t,
         # e_t, dir_work
         np.zeros(N_COUNTS, dtype=np.int64),  # counts
         np.zeros(nA, dtype=np.int64),  # mrows
@@ -341,6 +344,7 @@ def _setup_rows(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: ND
     ws.counts[C_RIGID_BASIS] = nb
     nz = null_space_rows(ws.basis, nb, n, ws.Nt, ws.qp)
     ws.counts[C_INPUTS] = nz
+    _row_pattern(ws.Nt, nz, n, ws.nt_cols)
     for i in range(n):  # q̇'_p = Bᵀ t: the velocity in the rigid rows' span that meets their targets
         ws.qp[i] = 0.0
     for b in range(nb):
@@ -348,7 +352,7 @@ def _setup_rows(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: ND
         for i in range(n):
             ws.qp[i] += t * ws.basis[b, i]
     _reduced(md, ws, nz, n, nA, qvel, dt)
-    vp = ws.dir_work[2]
+    vp = ws.dir_work[0]
     for r in range(3 * nw):  # the wheel rows' velocities at x = 0, A q̇'_p (an evaluation adds (A Nᵀ) x)
         s = 0.0
         for j in range(n):
@@ -360,11 +364,24 @@ def _setup_rows(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: ND
         _moment_directions(md, ws, n, nz)
     for k in range(nz):  # warm start: the current velocity's free components (§2.4.4; the C++'s q̈' = 0)
         s = 0.0
-        for j in range(n):
-            t = ws.Nt[k, j]
-            if t != 0.0:
-                s += t * qvel[j]
+        for c in range(1, ws.nt_cols[k, 0] + 1):
+            j = ws.nt_cols[k, c]
+            s += ws.Nt[k, j] * qvel[j]
         ws.x[k] = s
+
+
+@njit(inline="always")
+def _row_pattern(Nt: NDArray, nz: int, n: int, cols: NDArray) -> None:
+    """cols[k] = [count, columns of the nonzero entries of N's row k].  N's rows are mostly unit rows (the
+    unit vectors the rigid rows leave free: Zoë's nine in the planner's batch), so the products with N below
+    loop over these lists rather than test every entry (G = N M Nᵀ: 9² products in place of 2 · 9 · 13²)."""
+    for k in range(nz):
+        c = 0
+        for j in range(n):
+            if Nt[k, j] != 0.0:
+                c += 1
+                cols[k, c] = j
+        cols[k, 0] = c
 
 
 @njit(inline="always")  # passes the workspace: inlined, not copied per call
@@ -387,45 +404,40 @@ def _reduced(md: ModelData, ws: DynamicsWorkspace, nz: int, n: int, nA: int, qve
     """The force balance in the null-space coordinates z (q̇'[i+1] = q̇'_p + Nᵀz, so every rigid row holds):
     G = N M Nᵀ/Δt, e0 = N (M (q̇'_p − q̇')/Δt + c − τ) — so that N (M q̈' + c − τ) = e0 + G z (eq. 2.82; τ the
     external generalized force ws.tau_ext) — and AN = A Nᵀ,
-    each row's velocity per unit z (∂v/∂z); the model rows' list ``mrows``.  Each product skips the zero entries
-    of N and A (N: mostly unit rows; A: a wheel's row touches only the body and its own chain)."""
-    for k in range(nz):  # MNt = N M (rows), with M symmetric
-        for i in range(n):
-            ws.MNt[k, i] = 0.0
-        for j in range(n):
-            t = ws.Nt[k, j]
-            if t != 0.0:
-                for i in range(n):
-                    ws.MNt[k, i] += t * ws.M[j, i]
+    each row's velocity per unit z (∂v/∂z); the model rows' list ``mrows``.  The products with N run over its rows'
+    nonzero entries (ws.nt_cols: mostly one, N's rows being mostly unit rows)."""
     for i in range(n):  # r = M (q̇'_p − q̇')/Δt + c − τ into e_t (scratch; τ: external forces, eq. 2.82)
         s = 0.0
         for j in range(n):
             s += ws.M[i, j] * (ws.qp[j] - qvel[j])
         ws.e_t[i] = s / dt + ws.bias[i] - ws.tau_ext[i]
-    for a in range(nz):
+    cols = ws.nt_cols
+    for a in range(nz):  # e0 = N r
         s = 0.0
-        for i in range(n):
-            t = ws.Nt[a, i]
-            if t != 0.0:
-                s += t * ws.e_t[i]
+        for c in range(1, cols[a, 0] + 1):
+            j = cols[a, c]
+            s += ws.Nt[a, j] * ws.e_t[j]
         ws.e0[a] = s
-    for a in range(nz):
-        for k in range(nz):
+    for a in range(nz):  # G = N M Nᵀ / Δt over N's nonzero entries (symmetric)
+        for b in range(a + 1):
             s = 0.0
-            for i in range(n):
-                t = ws.Nt[a, i]
-                if t != 0.0:
-                    s += t * ws.MNt[k, i]
-            ws.G[a, k] = s / dt
+            for c in range(1, cols[a, 0] + 1):
+                j = cols[a, c]
+                t = 0.0
+                for d in range(1, cols[b, 0] + 1):
+                    i = cols[b, d]
+                    t += ws.M[j, i] * ws.Nt[b, i]
+                s += ws.Nt[a, j] * t
+            ws.G[a, b] = s / dt
+            ws.G[b, a] = s / dt
     nm = 0
     for r in range(nA):
         for k in range(nz):
-            ws.AN[r, k] = 0.0
-        for j in range(n):
-            t = ws.A[r, j]
-            if t != 0.0:
-                for k in range(nz):
-                    ws.AN[r, k] += t * ws.Nt[k, j]
+            s = 0.0
+            for c in range(1, cols[k, 0] + 1):
+                j = cols[k, c]
+                s += ws.A[r, j] * ws.Nt[k, j]
+            ws.AN[r, k] = s
         if not ws.rigid[r]:
             ws.mrows[nm] = r
             nm += 1
@@ -461,7 +473,8 @@ def _moment_directions(md: ModelData, ws: DynamicsWorkspace, n: int, nz: int) ->
             i = md.parent[i]
         for k in range(nz):
             s = 0.0
-            for j in range(n):
+            for c in range(1, ws.nt_cols[k, 0] + 1):
+                j = ws.nt_cols[k, c]
                 s += ws.Nt[k, j] * jw[j]
             ws.mw[w, row + k] = s
 
@@ -502,9 +515,10 @@ def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
         ws.qn[i] = ws.qp[i]
     for k in range(nx):
         t = x[k]
-        for i in range(n):
+        for c in range(1, ws.nt_cols[k, 0] + 1):
+            i = ws.nt_cols[k, c]
             ws.qn[i] += t * ws.Nt[k, i]
-    vp = ws.dir_work[2]
+    vp = ws.dir_work[0]
     for w in range(nw):  # contact-point velocities v_c = A q̇'[i+1] = A q̇'_p + (A Nᵀ) x, Rω, Δz at the step's end
         for r in range(3):
             s = vp[3 * w + r]
@@ -682,7 +696,7 @@ def _python_actuator(fd: DynamicsData, ws: DynamicsWorkspace, na: int, dt: float
                             ws.act_f, ws.act_df)
 
 
-# ---- Newton iteration with the strong-Wolfe line search (eq. 2.84, App. D) --------------------------------
+# ---- Newton iteration with a backtracking line search (eq. 2.84; App. D's sufficient decrease) ------------
 @njit(_nrt=False)
 def _dot(a: NDArray, b: NDArray, n: int) -> float:
     s = 0.0
@@ -700,113 +714,97 @@ def _form_df(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, dt: float) 
 
 
 @njit(inline="always")
-def _trial(md, fd, ws, qvel, integral, dt, alpha, nx, need_df) -> float:  # noqa: ANN001
-    """φ(α) = ‖e(x + α p)‖²: the trial point in x_t, e_t (and its ∂f_model/∂x in ws.df if ``need_df``)."""
+def _trial(md, fd, ws, qvel, integral, dt, alpha, nx) -> float:  # noqa: ANN001
+    """φ(α) = ‖e(x + α p)‖²: the trial point in x_t, e_t (its ∂f_model/∂x, if a Newton step follows from it:
+    :func:`_form_df`)."""
     for k in range(nx):
         ws.x_t[k] = ws.x[k] + alpha * ws.p[k]
-    _residual(md, fd, ws, ws.x_t, qvel, integral, dt, need_df, ws.e_t)
+    _residual(md, fd, ws, ws.x_t, qvel, integral, dt, False, ws.e_t)
     return _dot(ws.e_t, ws.e_t, nx)
 
 
-@njit(inline="always")
-def _slope(fd, ws, n, nx) -> float:  # noqa: ANN001
-    """φ'(α) = 2 eᵀ (∂e/∂x p) at the trial point, from its ∂f_model/∂x in ws.df.  ∂e/∂x itself is not formed
-    at a trial point (most are the last point of a step, or rejected): ∂e/∂x p = G p − (A Nᵀ)ᵀ (∂f_model/∂x p)
-    costs a matrix–vector product less per model row.  (n: the degrees of freedom; e has nx entries.)"""
-    nm = ws.counts[C_MODEL_ROWS]
-    w = ws.dir_work
-    for m in range(nm):
-        s = 0.0
-        for k in range(nx):
-            s += ws.df[m, k] * ws.p[k]
-        w[1, m] = s
-    for i in range(nx):
-        s = 0.0
-        for k in range(nx):
-            s += ws.G[i, k] * ws.p[k]
-        w[0, i] = s
-    for m in range(nm):
-        t = w[1, m]
-        r = ws.mrows[m]
-        for i in range(nx):
-            w[0, i] -= ws.AN[r, i] * t
-    if fd.contact_moment:
-        col = MOMENT_COLUMNS + n
-        for wh in range(ws.mw.shape[0]):
-            t = 0.0
-            for k in range(nx):
-                t += ws.mw[wh, col + k] * ws.p[k]
-            if t != 0.0:
-                for i in range(nx):
-                    w[0, i] -= ws.mw[wh, MOMENT_COLUMNS + i] * t
-    d = 0.0
-    for i in range(nx):
-        d += ws.e_t[i] * w[0, i]
-    return 2.0 * d
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
+def _line_search(md, fd, ws, qvel, integral, dt, phi0, dphi0, nx) -> float:  # noqa: ANN001
+    """Step length α in (0, 1] along the Newton direction p meeting the sufficient decrease (eq. D.2),
+    φ(α) = ‖e(x + α p)‖² <= φ(0) + C1 α φ'(0), by backtracking from the full step: α = 1, 1/2, 1/4, …
+    (Nocedal & Wright Alg. 3.1).  x_t/e_t hold the accepted point, the last one evaluated.
 
+    The thesis (App. D) asks for the strong Wolfe conditions, found by Nocedal & Wright's Alg. 3.2–3.3
+    (bisection zoom).  Their curvature condition (eq. D.4) keeps a step from being too short, which matters
+    for quasi-Newton updates; backtracking from α = 1 along a Newton direction cannot return a step that is
+    too short (N&W §3.1), and checking it needed ∂f_model/∂x and a slope φ'(α) at each trial point: in the
+    planner's batch, whose friction caps the Newton steps cross 0.6 times per step, a damped search cost 4.5
+    evaluations with their derivatives, and backtracking about 2 without (docs/benchmarks.md, "Backtracking
+    line search").
 
-@njit(inline="always")
-def _phi(md, fd, ws, qvel, integral, dt, alpha, n, nx) -> tuple:  # noqa: ANN001
-    """(φ(α), φ'(α)) at x + α p (:func:`_trial` with ∂f_model/∂x, :func:`_slope`)."""
-    phi = _trial(md, fd, ws, qvel, integral, dt, alpha, nx, True)
-    return phi, _slope(fd, ws, n, nx)
+    Returns α, or 0 where no α down to 2^−BACKTRACK_STEPS meets the sufficient decrease: p is no descent
+    direction of ‖e‖² there (the Gauss–Newton model is that of one side of a kink of f_model, e.g. a friction
+    cap), and creeping along it cost the planner's batch 40 % of its evaluations (docs/benchmarks.md,
+    "Line-search failures")."""
+    a = 1.0
+    for _ in range(BACKTRACK_STEPS + 1):
+        if _trial(md, fd, ws, qvel, integral, dt, a, nx) <= phi0 + C1 * a * dphi0:
+            return a
+        a *= 0.5
+    return 0.0
 
 
 @njit(inline="always")  # passes the workspace: inlined, not copied per call
-def _line_search(md, fd, ws, qvel, integral, dt, phi0, dphi0, n, nx) -> tuple:  # noqa: ANN001
-    """Strong-Wolfe step in (0, 1] (thesis App. D; Nocedal & Wright Alg. 3.2, and Alg. 3.3 with bisection as the
-    interpolation): the full Newton step first; if an acceptable step lies in (0, 1), zoom to it.
-
-    The full step is evaluated without ∂f_model/∂x first: where it cuts φ to ≤ STRONG_DECREASE φ(0) it is
-    taken at once (it meets the sufficient decrease by far, and for a Newton step |φ'(1)| ≲ 2 sqrt(φ(1) φ(0))
-    ≤ |φ'(0)|/2, the curvature condition too); ∂f_model/∂x there is formed only if a Newton step follows.
-
-    Returns (α, α is the last point evaluated (x_t/e_t hold it), ws.df holds ∂f_model/∂x of that point); α = 0
-    where no point of (0, 1] down to 2^−ZOOM_STEPS meets the sufficient decrease: p is no descent direction of
-    ‖e‖² there (the Gauss–Newton model is that of one side of a kink of f_model, e.g. a friction cap), and
-    creeping along it cost the planner's batch 40 % of its evaluations (docs/benchmarks.md, "Line-search
-    failures")."""
-    phi1 = _trial(md, fd, ws, qvel, integral, dt, 1.0, nx, False)
-    if phi1 <= STRONG_DECREASE * phi0:
-        return 1.0, True, False
-    _form_df(md, fd, ws, dt)
-    dphi1 = _slope(fd, ws, n, nx)
-    if phi1 <= phi0 + C1 * dphi0 and abs(dphi1) <= -C2 * dphi0:
-        return 1.0, True, True
-    if not (phi1 > phi0 + C1 * dphi0 or dphi1 >= 0.0):
-        return 1.0, True, True
-    lo, phi_lo, hi = 0.0, phi0, 1.0  # zoom with bisection (Nocedal & Wright Alg. 3.3)
-    best_a = -1.0
-    a = 0.5
-    for _ in range(ZOOM_STEPS):
-        a = 0.5 * (lo + hi)
-        phi_a, dphi_a = _phi(md, fd, ws, qvel, integral, dt, a, n, nx)
-        if phi_a > phi0 + C1 * a * dphi0 or phi_a >= phi_lo:
-            hi = a
-        else:
-            if abs(dphi_a) <= -C2 * dphi0:
-                return a, True, True
-            if dphi_a * (hi - lo) >= 0.0:
-                hi = lo
-            lo, phi_lo = a, phi_a
-            best_a = lo
-    if best_a >= 0.0:
-        return best_a, best_a == a, best_a == a
-    return 0.0, False, False
-
-
-@njit(inline="always")  # passes the workspace: inlined, not copied per call
-def _chord_step(md, fd, ws, qvel, integral, dt, norm, nx) -> float:  # noqa: ANN001
-    """A chord step: the last Newton step's ∂e/∂x (ws.J) and the Cholesky factor of its JᵀJ (ws.H) applied to
-    the current e, p = −(JᵀJ)⁻¹ Jᵀ e, taken if it at least halves ‖e‖ (x, e updated).  Returns the new ‖e‖, or
-    −1 if the step was not taken (x unchanged; the last evaluation was the rejected trial point)."""
+def _newton_direction(ws, nx, phi0) -> tuple:  # noqa: ANN001
+    """The Gauss–Newton direction of eq. 2.84 at the last evaluated point into ws.p, from ∂e/∂x in ws.J: J is
+    square, so p = −(JᵀJ)⁻¹Jᵀe is p = −J⁻¹e, solved by LU with partial pivoting (nx³/3 multiply–adds; forming
+    JᵀJ and its Cholesky factor took nx³/2 + nx³/6, and squared J's condition number).  Where J is numerically
+    singular (a pivot ≤ LU_SINGULAR × its largest entry) the normal equations with a tiny ridge instead, as
+    before 2026-11-28 (stop 30).  Returns (found, LU (else Cholesky of JᵀJ) in ws.H, φ'(0) = 2 eᵀJp with
+    φ0 = ‖e‖²)."""
     for a in range(nx):
-        s = 0.0
-        for i in range(nx):
-            s += ws.J[i, a] * ws.e[i]
-        ws.p[a] = -s
+        ws.p[a] = -ws.e[a]
+    if lu_factor(ws.J, nx, ws.H, ws.piv, LU_SINGULAR):
+        lu_solve(ws.H, ws.piv, nx, ws.p)
+        return True, True, -2.0 * phi0  # J p = −e
+    # H = JᵀJ + ridge (Gauss–Newton Hessian of eq. 2.84, halved), g = Jᵀe, accumulated along J's rows
+    for a in range(nx):
+        ws.grad[a] = 0.0
+        for b in range(a + 1):
+            ws.H[a, b] = 0.0
+    for i in range(nx):
+        ei = ws.e[i]
+        for a in range(nx):
+            t = ws.J[i, a]
+            ws.grad[a] += t * ei
+            for b in range(a + 1):
+                ws.H[a, b] += t * ws.J[i, b]
+    tr = 0.0
+    for a in range(nx):
+        tr += ws.H[a, a]
+    reg = 1e-12 * tr / max(nx, 1) + 1e-300
+    for a in range(nx):
+        ws.H[a, a] += reg
+        ws.p[a] = -ws.grad[a]
+    if not cholesky(ws.H, nx, ws.H):
+        return False, False, 0.0
     cho_solve(ws.H, nx, ws.p)
-    phi = _trial(md, fd, ws, qvel, integral, dt, 1.0, nx, False)
+    return True, False, 2.0 * _dot(ws.grad, ws.p, nx)
+
+
+@njit(inline="always")  # passes the workspace: inlined, not copied per call
+def _chord_step(md, fd, ws, qvel, integral, dt, norm, nx, lu) -> float:  # noqa: ANN001
+    """A chord step: the last Newton step's factor in ws.H (``lu``: of ∂e/∂x, else of its JᵀJ, with J in ws.J)
+    applied to the current e, p = −J⁻¹e (or −(JᵀJ)⁻¹Jᵀe), taken if it at least halves ‖e‖ (x, e updated).
+    Returns the new ‖e‖, or −1 if the step was not taken (x unchanged; the last evaluation was the rejected
+    trial point)."""
+    if lu:
+        for a in range(nx):
+            ws.p[a] = -ws.e[a]
+        lu_solve(ws.H, ws.piv, nx, ws.p)
+    else:
+        for a in range(nx):
+            s = 0.0
+            for i in range(nx):
+                s += ws.J[i, a] * ws.e[i]
+            ws.p[a] = -s
+        cho_solve(ws.H, nx, ws.p)
+    phi = _trial(md, fd, ws, qvel, integral, dt, 1.0, nx)
     if not phi <= STRONG_DECREASE * norm * norm:
         return -1.0
     for k in range(nx):
@@ -824,7 +822,7 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
     Where the last full Newton step converged quadratically (‖e_k‖ ≈ C ‖e_k−1‖²) so far that the next step is
     predicted to end the loop, that step is a *chord* step with the last step's factor (:func:`_chord_step`):
     its error ≈ (‖e_k‖/‖e_k−1‖) ‖e_k‖ (the chord method's rate is the contraction the Newton step showed).
-    It saves forming ∂f_model/∂x, ∂e/∂x, JᵀJ and its Cholesky factor once; a chord step that does not halve
+    It saves forming ∂f_model/∂x, ∂e/∂x and its factor once; a chord step that does not halve
     ‖e‖ is dropped for a Newton step.  Both count as iterations."""
     nx = ws.counts[C_INPUTS]
     _residual(md, fd, ws, ws.x, qvel, integral, dt, False, ws.e)
@@ -833,10 +831,11 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
     norm = math.sqrt(_dot(ws.e, ws.e, nx))
     prev = math.inf  # ‖e‖ before the last accepted step
     chord = False  # ws.J, ws.H: the factor of the last full Newton step, which converged quadratically
+    lu = True  # ws.H holds an LU factor of ∂e/∂x (else the Cholesky factor of JᵀJ)
     while it < fd.max_iterations and norm > fd.tolerance:
         it += 1
         if chord and norm * norm <= CHORD_MARGIN * fd.tolerance * prev:
-            new = _chord_step(md, fd, ws, qvel, integral, dt, norm, nx)
+            new = _chord_step(md, fd, ws, qvel, integral, dt, norm, nx, lu)
             if new >= 0.0:
                 prev, norm = norm, new
                 df_ready = False
@@ -847,41 +846,17 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
         if not df_ready:
             _form_df(md, fd, ws, dt)
         _force_balance_jacobian(ws, nx, ws.counts[C_MODEL_ROWS], n, ws.J, fd.contact_moment)
-        # H = JᵀJ (Gauss–Newton Hessian of eq. 2.84, halved), g = Jᵀe, accumulated along J's rows
-        for a in range(nx):
-            ws.grad[a] = 0.0
-            for b in range(a + 1):
-                ws.H[a, b] = 0.0
-        for i in range(nx):  # J is square (nx × nx)
-            ei = ws.e[i]
-            for a in range(nx):
-                t = ws.J[i, a]
-                ws.grad[a] += t * ei
-                for b in range(a + 1):
-                    ws.H[a, b] += t * ws.J[i, b]
-        tr = 0.0
-        for a in range(nx):
-            tr += ws.H[a, a]
-        reg = 1e-12 * tr / max(nx, 1) + 1e-300
-        for a in range(nx):
-            ws.H[a, a] += reg
-            ws.p[a] = -ws.grad[a]
-        if not cholesky(ws.H, nx, ws.H):
+        found, lu, dphi0 = _newton_direction(ws, nx, norm * norm)
+        if not found:
             break
-        cho_solve(ws.H, nx, ws.p)
-        alpha, fresh, df_ready = _line_search(md, fd, ws, qvel, integral, dt, norm * norm,
-                                              2.0 * _dot(ws.grad, ws.p, nx), n, nx)
+        alpha = _line_search(md, fd, ws, qvel, integral, dt, norm * norm, dphi0, nx)
         if alpha == 0.0:  # the line search failed: stop, unconverged (dynamic_step retakes the step as half steps)
             _residual(md, fd, ws, ws.x, qvel, integral, dt, False, ws.e)  # ws.qn, vc, fc of the final x
             break
-        for k in range(nx):
-            ws.x[k] += alpha * ws.p[k]
-        if fresh:  # the line search's last evaluation is the accepted point: keep it (e_t; ws.df if df_ready)
-            for i in range(nx):
-                ws.e[i] = ws.e_t[i]
-        else:
-            _residual(md, fd, ws, ws.x, qvel, integral, dt, True, ws.e)
-            df_ready = True
+        for k in range(nx):  # the accepted point, the line search's last evaluation (its ∂f_model/∂x: _form_df)
+            ws.x[k] = ws.x_t[k]
+            ws.e[k] = ws.e_t[k]
+        df_ready = False
         prev, norm = norm, math.sqrt(_dot(ws.e, ws.e, nx))
         chord = alpha == 1.0
     # the last evaluation was at the final x (initial point, accepted trial, or re-evaluation): ws.qn, vc, fc

@@ -53,6 +53,60 @@ def cho_solve(L: NDArray, n: int, b: NDArray) -> None:
         b[i] = s / L[i, i]
 
 
+@njit(_nrt=False)
+def lu_factor(A: NDArray, n: int, LU: NDArray, piv: NDArray, rel_tol: float) -> bool:
+    """LU factorization with partial pivoting, P A = L U, of the leading n × n block of A into LU (L unit lower
+    triangular below the diagonal, U on and above it; ``LU`` may be ``A``); row k was swapped with row piv[k]
+    (whole rows, in the order k = 0, 1, …: :func:`lu_solve` applies them so).  Returns False (LU partial)
+    where a pivot is at most ``rel_tol`` × the largest |entry| of A: A is numerically singular."""
+    amax = 0.0
+    for i in range(n):
+        for j in range(n):
+            t = A[i, j]
+            LU[i, j] = t
+            amax = max(amax, abs(t))
+    tol = rel_tol * amax
+    for k in range(n):
+        p, big = k, abs(LU[k, k])
+        for i in range(k + 1, n):
+            t = abs(LU[i, k])
+            if t > big:
+                p, big = i, t
+        if not big > tol:
+            return False
+        piv[k] = p
+        if p != k:
+            for j in range(n):
+                LU[k, j], LU[p, j] = LU[p, j], LU[k, j]
+        d = 1.0 / LU[k, k]
+        for i in range(k + 1, n):
+            m = LU[i, k] * d
+            LU[i, k] = m
+            if m != 0.0:
+                for j in range(k + 1, n):
+                    LU[i, j] -= m * LU[k, j]
+    return True
+
+
+@njit(_nrt=False)
+def lu_solve(LU: NDArray, piv: NDArray, n: int, b: NDArray) -> None:
+    """Solve A x = b in place (b: length ≥ n) with P A = L U from :func:`lu_factor`."""
+    for k in range(n):  # P b
+        p = piv[k]
+        if p != k:
+            b[k], b[p] = b[p], b[k]
+    for i in range(n):  # L y = P b
+        s = b[i]
+        for k in range(i):
+            s -= LU[i, k] * b[k]
+        b[i] = s
+    for i in range(n - 1, -1, -1):  # U x = y
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= LU[i, k] * b[k]
+        b[i] = s / LU[i, i]
+
+
 @njit(_nrt=False)  # allocation-free: no reference counting of its arrays per call
 def least_squares(A: NDArray, nrows: int, cols: NDArray, ncols: int, b: NDArray, N: NDArray, x: NDArray,
                   row: NDArray) -> bool:

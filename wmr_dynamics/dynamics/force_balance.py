@@ -10,8 +10,9 @@ One time step at (q, q̇'[i]):
    (eq. 2.71), actuator (2.73), joint (2.74) — evaluated at the next step's velocities (eq. 2.83):
    e(z) = N (M q̈' + c − Aᵀ f_model) = 0 (eq. 2.82 along the directions the rigid rows leave free; eqs.
    2.76–2.78 with these unknowns in place of the input rows' velocities of eq. 2.75, which needs no
-   independent-row selection, eqs. 2.66–2.68), by Gauss–Newton (eq. 2.84) with the strong-Wolfe line search
-   (App. D), warm-started from the current velocities;
+   independent-row selection, eqs. 2.66–2.68), by Gauss–Newton (eq. 2.84) with a backtracking line search
+   (the sufficient decrease of App. D's eq. D.2; docs/dynamics.md), warm-started from the current velocities
+   and half the last step's acceleration;
 4. q̈' (eq. 2.82), then symplectic Euler (eqs. 2.85–2.86).
 
 Sign convention: λ and model forces are forces *on the robot* along the constraint directions, so
