@@ -282,7 +282,19 @@ def _t_jacobians(reps, md, ws):  # noqa: ANN001, ANN201
 
 
 @_jit
-def _t_null_space(reps, fd, ws, nA, n):  # noqa: ANN001, ANN201
+def _t_null_space(reps, md, fd, ws, nA, n):  # noqa: ANN001, ANN201
+    """What a step does for the rigid rows: B and N are made once per workspace (the set-up before this keeps
+    them), so: check the rows against those kept, then the targets (``_same_rigid_rows``, ``_rigid_targets``)."""
+    nb = 0
+    r0 = 3 * md.wheel_frame.shape[0]
+    for _ in range(reps):
+        if D._same_rigid_rows(ws, r0, nA, n):
+            nb = D._rigid_targets(ws, r0, nA, n)
+    return nb
+
+
+@_jit
+def _t_null_space_anew(reps, fd, ws, nA, n):  # noqa: ANN001, ANN201
     nz = 0
     for _ in range(reps):
         nb = D._rigid_basis(fd, ws, nA, n)
@@ -437,7 +449,8 @@ def profile_step(terrain_id: int = 1, dt: float = PROFILE_DT, kind: str = "linea
     t("crba", _t_crba, md, ws)
     t("rnea", _t_rnea, md, ws, qvel)
     t("jacobians", _t_jacobians, md, ws)
-    t("null_space", _t_null_space, fd, ws, nA, n)
+    t("null_space", _t_null_space, md, fd, ws, nA, n)
+    t("null_space_anew", _t_null_space_anew, fd, ws, nA, n)
     D._setup(md, td, fd, ws, q, qvel, u, dt)
     t("reduced", _t_reduced, md, fd, ws, qvel, dt)
     t("setup", _t_setup, md, td, fd, ws, q, qvel, u, dt)
@@ -573,7 +586,8 @@ PROFILE_ROWS = (  # key, label, calls per step (None: from the data), C++ µs (p
     ("crba", "CRBA (M, Alg. 3)", 1, "crba"),
     ("rnea", "RNEA (bias c, Alg. 4)", 1, "rnea"),
     ("jacobians", "wheel Jacobians (Alg. 2), 4 wheels", 1, "jacobians"),
-    ("null_space", "rigid rows' basis B and its null space N (Gram–Schmidt)", 1, None),
+    ("null_space", "rigid rows' targets (B and N kept from the workspace's first step: `_rigid_targets`)", 1, None),
+    ("null_space_anew", "– B and N made anew (Gram–Schmidt; a workspace's first step, the coulomb mode)", 0, None),
     ("reduced", "reduced matrices (G = N M Nᵀ/Δt, e0, A Nᵀ)", 1, None),
     ("setup_rest", "rest of the set-up (A, q̇'_p, warm start)", 1, None),
     ("setup", "**whole set-up** (`_setup`)", 1, None),

@@ -254,3 +254,32 @@ def test_the_kernel_runs_interpreted_with_numba_disabled_and_gives_the_same_numb
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     for a, b in zip(*runs, strict=True):
         np.testing.assert_allclose(np.array(a), np.array(b), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("name", ["zoe", "rocky7", "landtamer"])
+def test_a_wheels_spin_angle_does_not_move_its_contact(name, rough):
+    """The rim is searched in the hub frame (``collision._hub_circle``: the wheel frame at zero wheel angle, the
+    same circle): the contact — Δz, point, frame, hub-frame angle — of every wheel is the same, bit for bit, for
+    any angle the wheels have turned by, in the full search and warm-started from the previous angle (the wheel
+    frame's axes, which turn with the wheel, enter nothing)."""
+    model = wmr.load_model(name)
+    td = compile_terrain(rough)
+    rng = np.random.default_rng(4)
+    cols = [7 + model.joint_names.index(j) for j in model.wheel_joint_names]
+    for q in _states(model, rough, rng, 5):
+        spun = q.copy()
+        spun[cols] += rng.uniform(-40.0, 40.0, len(cols))  # several turns either way
+        a, b = (compiled_wheel_contacts(model, forward_kinematics(model, s), td) for s in (q, spun))
+        for x, y in ((a.dz, b.dz), (a.points, b.points), (a.frames, b.frames), (a.angle, b.angle)):
+            np.testing.assert_array_equal(x, y)
+        for s, c in ((q, a), (spun, b)):  # warm-started from a previous angle 0.02 rad off
+            T = forward_kinematics(model, s)
+            nw = model.num_wheels
+            points, frames, dz = np.empty((nw, 3)), np.empty((nw, 3, 3)), np.empty(nw)
+            angle, lateral = c.angle + 0.02, np.empty(nw)
+            assert wheel_contacts_kernel(model_data(model), td, T, 36, points, frames, dz, angle, lateral) == 0
+            if s is q:
+                warm = (dz.copy(), points.copy(), angle.copy())
+        np.testing.assert_array_equal(dz, warm[0])
+        np.testing.assert_array_equal(points, warm[1])
+        np.testing.assert_array_equal(angle, warm[2])

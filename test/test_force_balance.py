@@ -74,6 +74,37 @@ def test_force_balance_jacobian_matches_finite_differences(name):
     np.testing.assert_allclose(J, J_fd, rtol=1e-5, atol=1e-6 * np.abs(J_fd).max())
 
 
+@pytest.mark.parametrize("name, c_rr", [("zoe", 0.0), ("rocky7", 0.0), ("zoe", -50.0)])
+def test_the_linear_models_jacobian_matches_finite_differences_with_capped_and_free_wheels(name, c_rr):
+    """The piecewise-linear model's partials have one nonzero per row (C_x; C_y; −k_d − k_p Δt; a capped axis its
+    ±μ ∂f_z term), so ∂f_model/∂x of a row is one product (``_single_term``); with rolling resistance (c_rr ≠ 0)
+    a free x row has two and takes the full sum.  ∂e/∂x against central differences at points where some wheels'
+    friction is capped and some is not (away from the caps' kinks by more than the difference step)."""
+    from wmr_dynamics.contact_models import LinearContact
+
+    model = load_model(name)
+    ground = gaussian_rough_terrain(rms=0.05, corr_len=0.5, seed=3)
+    contact = LinearContact(model.total_mass * G / (model.num_wheels * 0.02), mu=0.6, c_rr=c_rr)  # VEHICLES.md's kp
+    rng = np.random.default_rng(1)
+    q = initialize_contact(model, model.state(xyz=(1.0, 0.0, 1.0), rpy=(0, 0, 0.2)), ground)
+    q[6] -= 0.01
+    qvel = rng.normal(scale=0.2, size=model.num_dof)
+    u = rng.normal(scale=2.0, size=len(model.actuated_joint_names))
+    fb = ForceBalanceProblem(model, ground, DynamicsOptions(contact=contact), q, qvel, u, 0.04)
+    capped = free = 0
+    for _ in range(6):
+        x = fb.x0 + rng.normal(scale=0.3, size=fb.x0.shape)
+        e, J, _, fc = fb.evaluate(x)
+        on = fc[:, 2] > 0.0
+        at_cap = np.isclose(np.abs(fc[on, :2]), 0.6 * fc[on, 2:3], rtol=1e-12, atol=0.0)
+        capped, free = capped + at_cap.sum(), free + (~at_cap).sum()
+        h = 1e-7
+        J_fd = np.stack([(fb.evaluate(x + h * d)[0] - fb.evaluate(x - h * d)[0]) / (2 * h) for d in np.eye(len(x))],
+                        axis=1)
+        np.testing.assert_allclose(J, J_fd, rtol=1e-5, atol=1e-6 * np.abs(J_fd).max())
+    assert capped > 0 and free > 0  # both kinds of rows were checked
+
+
 def test_user_model_static_equilibrium_on_flat_ground():
     # Zoë at rest (ideal actuators holding zero wheel rate): normal forces carry the weight, nothing moves.
     model = load_model("zoe")

@@ -125,3 +125,79 @@ def test_the_rollout_loops_forward_kinematics_is_used_once_and_only_for_its_own_
                             np.zeros(na), np.empty(max(na, 1)), np.empty(nw), np.empty((nw, 3)), np.empty((2, nw)),
                             np.zeros(4))
     assert st == 0 and ws.counts[D.C_FK_READY] == 0
+
+
+def _fb_step(engine, fd, ws, q, qvel, u):
+    """force_balance_step of (q, q̇', u) with ``fd`` in the workspace ``ws``: (status, converged, q̇'[i+1]).  The
+    collision search starts afresh (no previous contact angles), as in a new workspace."""
+    ws.angle[:] = np.nan
+    qn, qvn = np.empty_like(q), np.empty_like(qvel)
+    status, _, _, conv = D.force_balance_step(engine.md, engine.td, fd, ws, q.copy(), qvel.copy(), u.copy(),
+                                              np.zeros(len(u)), DT, qn, qvn)
+    return status, conv, qvn
+
+
+@pytest.mark.parametrize("name", ["zoe", "rocky7"])
+def test_a_workspace_keeps_its_null_space_while_the_rigid_rows_are_the_same(name):
+    """Outside the coulomb mode the rigid rows (ideal actuators; Rocky 7's differential, not a unit row) are the
+    same at every step: the set-up makes the basis B and null space N once per workspace and then only the rows'
+    targets (``_same_rigid_rows``, ``_rigid_targets``).  Steps of other states and commands through one workspace
+    equal each step made in a fresh workspace (Zoë's unit rows bit for bit; Rocky 7's targets by forward
+    substitution where the fresh set-up orthonormalizes: to rounding)."""
+    model, engine, _, q, qvel, u = _state(name)
+    ws = engine.workspace()
+    assert ws.counts[D.C_NULL_READY] == 0
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        qk, uk = q.copy(), u + rng.normal(scale=1.0, size=u.shape)
+        qk[4:6] += rng.normal(scale=0.02, size=2)
+        st, conv, kept = _fb_step(engine, engine.fd, ws, qk, qvel, uk)
+        st0, conv0, fresh = _fb_step(engine, engine.fd, engine.workspace(), qk, qvel, uk)
+        assert st == st0 == 0 and conv and conv0
+        assert ws.counts[D.C_NULL_READY] == 1
+        if name == "zoe":
+            np.testing.assert_array_equal(kept, fresh)
+        else:
+            np.testing.assert_allclose(kept, fresh, rtol=0, atol=1e-9)
+        A = ws.A[3 * model.num_wheels:3 * model.num_wheels + len(u) + engine.fd.A_joint.shape[0]]
+        rigid = ws.rigid[3 * model.num_wheels:3 * model.num_wheels + A.shape[0]]
+        target = ws.v_target[3 * model.num_wheels:3 * model.num_wheels + A.shape[0]]
+        np.testing.assert_allclose(A[rigid] @ kept, target[rigid], rtol=0, atol=1e-9)  # every rigid row holds
+
+
+def test_a_workspace_given_other_rigid_rows_makes_its_null_space_anew():
+    """The shortcut's must-not case: one workspace stepped with DynamicsData whose rigid rows differ from those its
+    null space was made from — Rocky 7's differential row replaced by another (same rows rigid, other entries),
+    then PI actuators (no actuator row rigid), then the original again — makes B and N anew each time: every step
+    equals a fresh workspace's, and differs from the original data's (the cases are not alike)."""
+    model, engine, _, q, qvel, u = _state("rocky7")
+    fd0 = engine.fd
+    A2 = fd0.A_joint.copy()
+    cols = np.flatnonzero(A2[0])
+    A2[0, cols[0]] *= 3.0  # a rocker differential with another ratio
+    pi = DynamicsOptions.from_config(model, contact="linear", actuator="pi")
+    fd_pi = Simulator(model, gaussian_rough_terrain(rms=0.04, corr_len=0.5, seed=5), mode="dynamic", dt=DT,
+                      dynamics=pi).compiled.fd
+    assert fd_pi.act_kind != fd0.act_kind
+    _, _, original = _fb_step(engine, fd0, engine.workspace(), q, qvel, u)
+    ws = engine.workspace()
+    _fb_step(engine, fd0, ws, q, qvel, u)
+    for fd in (fd0._replace(A_joint=A2), fd_pi, fd0):
+        st, _, kept = _fb_step(engine, fd, ws, q, qvel, u)
+        st0, _, fresh = _fb_step(engine, fd, engine.workspace(), q, qvel, u)
+        assert st == st0 == 0
+        np.testing.assert_array_equal(kept, fresh)
+        if fd is not fd0:
+            assert np.abs(fresh - original).max() > 1e-6
+
+
+def test_the_coulomb_mode_makes_its_null_space_at_every_step():
+    """The coulomb mode's held rows change with its active set: its workspace never keeps B and N."""
+    model = load_model("zoe")
+    ground = gaussian_rough_terrain(rms=0.04, corr_len=0.5, seed=5)
+    sim = Simulator(model, ground, mode="dynamic", dt=DT, dynamics=DynamicsOptions.from_config(model, "coulomb"))
+    q0 = initialize_contact(model, model.state(xyz=(0.5, 0.0, 1.0)), ground)
+    ws = sim.compiled.workspace()
+    st, _, _ = _fb_step(sim.compiled, sim.compiled.fd, ws, q0, np.zeros(model.num_dof),
+                        np.full(len(model.actuated_joint_names), 1.0))
+    assert st == 0 and ws.counts[D.C_NULL_READY] == 0

@@ -12,8 +12,10 @@ separation, Δz < 0 penetration.  Rim points are parameterized by the contact an
 
     r = r_wheel − R (sin δ x̂_w + cos δ ẑ_w)                                       (thesis eq. 2.9)
 
-a counter-clockwise rotation about the wheel's y axis starting from its −z axis.  With r_terrain straight
-below the point only the z difference remains: Δz = (z − h) n_z.
+a counter-clockwise rotation about the wheel's y axis starting from its −z axis.  With r_terrain straight below the
+point only the z difference remains: Δz = (z − h) n_z.  The search runs in the hub frame (the wheel frame at zero
+wheel angle: the same circle, its x̂ and ẑ not turning with the wheel), so δ stays near 0 below the axle and is the
+contact angle the searches report and start from (:func:`_hub_circle`).
 
 Wheel shapes:
 
@@ -170,13 +172,14 @@ def _trig(n_samples: int) -> tuple:
 @njit(inline="always")
 def _query(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float, by: float,
            bz: float, s: float, c: float) -> tuple:
-    """The search's terrain query at the rim point r = o − s·a − c·b of (sin δ, cos δ) = (s, c) (eq. 2.9; a = rc·x̂_w,
-    b = rc·ẑ_w): (Δz without the tube radius (eq. 2.8), n̂·a, n̂·b, dΔz/dδ − n̂·dr/dδ).  On a grid the bilinear cell
-    of ``HeightGrid._cell`` with products by 1/dx, 1/dy (params[4:6]) — it differs from it by rounding only.
+    """The search's terrain query at the rim point r = o − s·a − c·b of (sin δ, cos δ) = (s, c) (eq. 2.9; a = rc·x̂_h,
+    b = rc·ẑ_h, the hub frame's axes: :func:`_hub_circle`): (Δz without the tube radius (eq. 2.8), n̂·a, n̂·b,
+    dΔz/dδ − n̂·dr/dδ).  On a grid the bilinear cell of ``HeightGrid._cell`` with products by 1/dx, 1/dy
+    (params[4:6]) — it differs from it by rounding only.
 
-    The last entry is the part of Δz's derivative along the rim that n̂·dr/dδ = s n̂·b − c n̂·a leaves out: with
-    Δz = (z − h) n_z, (z − h) dn_z/dδ (on a bilinear cell n_z = 1/√(1 + h_x² + h_y²) turns with the cross term
-    of the cell; zero on a plane; left out on a bicubic grid).  (Callers that do not use it: compiled away.)"""
+    The last entry is the part of Δz's derivative along the rim that n̂·dr/dδ = s n̂·b − c n̂·a leaves out: with Δz
+    = (z − h) n_z, (z − h) dn_z/dδ (on a bilinear cell n_z = 1/√(1 + h_x² + h_y²) turns with the cross term of the
+    cell; zero on a plane; left out on a bicubic grid).  (Callers that do not use it: compiled away.)"""
     x, y, z = ox - s * ax - c * bx, oy - s * ay - c * by, oz - s * az - c * bz
     if td.kind != TERRAIN_GRID:
         h, nx, ny, nz = height_normal(td.kind, td.params, td.grid, x, y)
@@ -270,11 +273,9 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
         T = T_world[f]
         tube = md.wheel_tube[w]
         kind = md.wheel_kind[w]
-        if kind == KIND_WHEEL:
+        if kind == KIND_WHEEL:  # the circle in the hub frame, as the contact angle is reported (see _hub_circle)
             rc = md.wheel_circle[w] - tube
-            ox, oy, oz = T[0, 3], T[1, 3], T[2, 3]
-            ax, ay, az = rc * T[0, 0], rc * T[1, 0], rc * T[2, 0]
-            bx, by, bz = rc * T[0, 2], rc * T[1, 2], rc * T[2, 2]
+            ox, oy, oz, ax, ay, az, bx, by, bz = _hub_circle(md, T_world, f, rc, 0.0, 0.0)
         else:  # a track element: its circle in the (non-turning) hub frame
             rc = md.wheel_circle[w]
             ox, oy, oz, ax, ay, az, bx, by, bz = _element_circle(md, T_world, w, f)
@@ -284,8 +285,7 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
         elif kind == KIND_UPPER:  # a fixed point of the upper run: δ = π
             taken, cb = True, -1.0
         elif warm and math.isfinite(angle[w]):  # warm start at the previous step's contact angle (hub frame)
-            d0 = _hub_to_wheel(md, T_world, f, T, angle[w]) if kind == KIND_WHEEL else angle[w]
-            taken, sb, cb = _warm_search(td, ox, oy, oz, ax, ay, az, bx, by, bz, d0, n_samples, trig,
+            taken, sb, cb = _warm_search(td, ox, oy, oz, ax, ay, az, bx, by, bz, angle[w], n_samples, trig,
                                          WARM_DZ_MAX * rc)
         if not taken:
             ok, sb, cb = _search(td, ox, oy, oz, ax, ay, az, bx, by, bz, n_samples, trig, fast)
@@ -480,9 +480,21 @@ def _element_circle(md: ModelData, T_world: NDArray, w: int, f: int) -> tuple:
     x̂_h, ẑ_h the hub frame's axes (R_parent · R0: the joint frame at zero displacement, which does not turn
     with the sprocket), the centre at ``wheel_centre`` in the hub frame (Pecka et al.: the belt outline is
     fixed to the track frame while the belt itself moves)."""
+    return _hub_circle(md, T_world, f, md.wheel_circle[w], md.wheel_centre[w, 0], md.wheel_centre[w, 2])
+
+
+@njit(inline="always")
+def _hub_circle(md: ModelData, T_world: NDArray, f: int, rho: float, cx: float, cz: float) -> tuple:
+    """The circle of radius ρ about the point (cx, 0, cz) of frame f's hub frame, in world coordinates: (centre o,
+    a = ρ·x̂_h, b = ρ·ẑ_h), x̂_h, ẑ_h the hub frame's axes (R_parent · R0: the joint frame at zero displacement).
+
+    A wheel's rim (eq. 2.9) is searched in its hub frame, not the wheel frame that turns with it (issue 14): the
+    two differ by the wheel's turn about their common y axis, so the rim is the same circle, and the contact
+    angle δ — reported in the hub frame, and where the warm start starts — stays near 0 below the axle: its
+    (sin δ, cos δ) come from a short series (``_sin_cos``) rather than libm, and no atan2 converts the previous
+    angle into the wheel frame (docs/benchmarks.md, "Kept null space, one call per step, the hub-frame contact
+    search")."""
     p = md.parent[f]
-    rho = md.wheel_circle[w]
-    cx, cz = md.wheel_centre[w, 0], md.wheel_centre[w, 2]
     o0 = o1 = o2 = 0.0
     a0 = a1 = a2 = b0 = b1 = b2 = 0.0
     for r in range(3):
@@ -613,20 +625,6 @@ def _warm_terrain(kind: int) -> bool:
     continuously, or a second minimum appears that the jump check sees.  Steps, ramps, boxes and composites
     have edges where the contact jumps between two steps: they always get the full search."""
     return kind == TERRAIN_GRID or kind == TERRAIN_PLANE or kind == TERRAIN_BICUBIC
-
-
-@njit(inline="always")
-def _hub_to_wheel(md: ModelData, T_world: NDArray, f: int, T: NDArray, delta: float) -> float:
-    """The wheel-frame angle of the contact angle ``delta`` (hub frame, as ``_frame`` reports it; eq. 2.9).  The
-    two frames differ by the wheel's rotation about their common y axis, so the angles differ by the
-    wheel-frame angle of the hub's δ = 0 direction ẑ_h: atan2(ẑ_h·x̂_w, ẑ_h·ẑ_w) (ẑ_h: column 2 of R_parent R0)."""
-    p = md.parent[f]
-    s = c = 0.0
-    for r in range(3):
-        hz = T_world[p, r, 0] * md.T0[f, 0, 2] + T_world[p, r, 1] * md.T0[f, 1, 2] + T_world[p, r, 2] * md.T0[f, 2, 2]
-        s += hz * T[r, 0]
-        c += hz * T[r, 2]
-    return delta + math.atan2(s, c)
 
 
 @njit(inline="always")
@@ -778,7 +776,7 @@ def _grid_top(td: TerrainData, x: float, y: float) -> float:
 def _no_lower_sample(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
                      by: float, bz: float, sm: float, cm: float, delta: float, v: float, n_samples: int,
                      trig: tuple) -> bool:
-    """The jump check: no coarse sample of the full search within ±90° of δ (wheel frame), nor the rim points ½ and
+    """The jump check: no coarse sample of the full search within ±90° of δ (hub frame), nor the rim points ½ and
     ⅛ of a spacing on both sides of the polished minimum (sm, cm) = (sin δ, cos δ), lies lower than its Δz ``v``
     (less ``NO_LOWER_MARGIN``), and none is not finite.  A second, lower minimum —
     an edge or a step coming within the rim's reach, a ridge under a wheel above the ground — fails it, and the
@@ -818,13 +816,13 @@ def _no_lower_sample(td: TerrainData, ox: float, oy: float, oz: float, ax: float
 @njit(inline="always")
 def _warm_search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
                  by: float, bz: float, delta: float, n_samples: int, trig: tuple, dz_max: float) -> tuple:
-    """(taken, sin δ, cos δ): the minimum of Δz(δ) found from the previous contact angle ``delta`` (wheel frame) —
+    """(taken, sin δ, cos δ): the minimum of Δz(δ) found from the previous contact angle ``delta`` (hub frame) —
     :func:`_polish` within one coarse sample spacing of it, then the jump check (:func:`_no_lower_sample`).
     ``taken`` False (the caller then runs the full search): the polish left that window, did not converge or
     ended higher than it started (past a ridge of Δz(δ) into a shallower minimum), a value not finite, the
     wheel more than ``dz_max`` above the ground (there Δz(δ) has several shallow minima and the lowest may
     move far), or a failed jump check."""
-    s0, c0 = math.sin(delta), math.cos(delta)
+    s0, c0 = _sin_cos(delta)  # (hub frame: δ near 0, the series)
     v0, n1, n2, dn = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s0, c0)
     if not (v0 <= dz_max):  # (NaN: the full search reports it)
         return False, 0.0, 1.0

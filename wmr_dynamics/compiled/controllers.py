@@ -54,7 +54,7 @@ def controller_data(controller: BodyVelocityController | None, model, direct: bo
                           np.zeros(model.num_frames), np.zeros(max(ns, 1)), float(chi))
 
 
-@njit(_nrt=False)
+@njit(inline="always")  # (a call per use cost more than the body)
 def _heading_angle(ux: float, uy: float) -> float:
     """Direction of (ux, uy) folded into (−π/2, π/2] so wheels reverse instead of flipping."""
     if abs(ux) < 1e-12 and abs(uy) < 1e-12:
@@ -67,7 +67,7 @@ def _heading_angle(ux: float, uy: float) -> float:
     return a
 
 
-@njit(_nrt=False)
+@njit(inline="always")  # (a call per use cost more than the body)
 def _in_body(T_world: NDArray, x: float, y: float, z: float) -> tuple:
     """Body-frame (x, y) coordinates of the world point (x, y, z) (z is not needed)."""
     d0, d1, d2 = x - T_world[0, 0, 3], y - T_world[0, 1, 3], z - T_world[0, 2, 3]
@@ -75,7 +75,7 @@ def _in_body(T_world: NDArray, x: float, y: float, z: float) -> tuple:
             T_world[0, 0, 1] * d0 + T_world[0, 1, 1] * d1 + T_world[0, 2, 1] * d2)
 
 
-@njit(_nrt=False)
+@njit(inline="always")  # (a call per use cost more than the body)
 def _x_axis_in_body(T_world: NDArray, T0: NDArray, parent: int, frame: int) -> tuple:
     """x axis of frame ``frame`` at zero joint displacement (parent · T0), body coordinates (x, y)."""
     c0, c1, c2 = 0.0, 0.0, 0.0
@@ -115,7 +115,7 @@ def controller_rates(md: ModelData, cd: ControllerData, q: NDArray, T_world: NDA
         u[k] = rates[md.actuated_frames[k]]
 
 
-@njit(_nrt=False)
+@njit(inline="always")  # (a call per use cost more than the body)
 def _geometric(md: ModelData, cd: ControllerData, q: NDArray, T_world: NDArray, v: float, omega: float) -> None:
     rates = cd.rates
     ns = cd.steer_frame.shape[0]
@@ -151,7 +151,7 @@ def _geometric(md: ModelData, cd: ControllerData, q: NDArray, T_world: NDArray, 
         rates[f] = (ux * hx + uy * hy) / nrm / md.wheel_radius[w]
 
 
-@njit(_nrt=False)
+@njit(inline="always")  # (a call per use cost more than the body)
 def _hub(T_world: NDArray, T0: NDArray, parent: int, frame: int, r: int) -> float:
     """World coordinate r of the hub (the wheel frame's origin, parent · T0)."""
     return (T_world[parent, r, 0] * T0[frame, 0, 3] + T_world[parent, r, 1] * T0[frame, 1, 3]

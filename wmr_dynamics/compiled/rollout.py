@@ -27,14 +27,19 @@ from wmr_dynamics.compiled.dynamics import (
 from wmr_dynamics.kinematics.fk import _forward_kinematics
 
 
-@njit(_nrt=False)
-def _slip(md: ModelData, ws: DynamicsWorkspace, w: int) -> tuple:
-    """Slip ratio (eq. 2.40, normalized by the larger speed) and slip angle (eq. 2.42) of wheel w."""
+@njit(inline="always")
+def _slip_ratio(ws: DynamicsWorkspace, w: int) -> float:
+    """Slip ratio of wheel w (eq. 2.40, normalized by the larger speed)."""
     rw = ws.Rw[w]
     vx = ws.vc[w, 0] + rw  # wheel-centre speed over ground
     den = max(abs(rw), abs(vx))
-    ratio = (rw - vx) / den if den > 1e-9 else 0.0
-    return ratio, math.atan2(ws.vc[w, 1], abs(vx))
+    return (rw - vx) / den if den > 1e-9 else 0.0
+
+
+@njit(_nrt=False)
+def _slip(md: ModelData, ws: DynamicsWorkspace, w: int) -> tuple:
+    """Slip ratio (eq. 2.40, normalized by the larger speed) and slip angle (eq. 2.42) of wheel w."""
+    return _slip_ratio(ws, w), math.atan2(ws.vc[w, 1], abs(ws.vc[w, 0] + ws.Rw[w]))
 
 
 @njit
@@ -54,7 +59,17 @@ def dynamic_rollout(md: ModelData, td: TerrainData, fd: DynamicsData, cd: Contro
     nq, ndof = q0.shape[0], qvel0.shape[0]
     return _rollout_loop(md, td, fd, cd, ws, q0, qvel0, cmds, dt, integral, u, Q, QV, DZ, CP, VC, F, SR, SA, IT,
                          COST, CONV, record, np.empty(nq), np.empty(ndof), np.empty(nq), np.empty(ndof),
-                         np.empty(nw), np.empty((nw, 3)))
+                         np.empty(nw), np.empty((nw, 3)), np.empty((nw, 2)))
+
+
+@njit(inline="always")
+def _widest_angles(record: bool, widest: NDArray, SA: NDArray, status: int, row: int) -> tuple:
+    """Without ``record``: each wheel's largest slip angle (eq. 2.42) into SA[0] from ``widest`` (see
+    :func:`_rollout_loop`).  Returns (status, row), the loop's result."""
+    if not record:
+        for w in range(widest.shape[0]):
+            SA[0, w] = math.atan2(widest[w, 1], widest[w, 0])
+    return status, row
 
 
 # The loops over the steps are functions of their own, compiled without reference counting: from a function
@@ -66,8 +81,11 @@ def _rollout_loop(md: ModelData, td: TerrainData, fd: DynamicsData, cd: Controll
                   q0: NDArray, qvel0: NDArray, cmds: NDArray, dt: float, integral: NDArray, u: NDArray, Q: NDArray,
                   QV: NDArray, DZ: NDArray, CP: NDArray, VC: NDArray, F: NDArray, SR: NDArray, SA: NDArray,
                   IT: NDArray, COST: NDArray, CONV: NDArray, record: bool, q: NDArray, qv: NDArray,
-                  q_next: NDArray, qv_next: NDArray, dz: NDArray, pts: NDArray) -> tuple:
-    """:func:`dynamic_rollout`'s steps, into its outputs, with its work arrays q, qv, q_next, qv_next, dz, pts."""
+                  q_next: NDArray, qv_next: NDArray, dz: NDArray, pts: NDArray, widest: NDArray) -> tuple:
+    """:func:`dynamic_rollout`'s steps, into its outputs, with its work arrays q, qv, q_next, qv_next, dz, pts and
+    ``widest`` (nw, 2): without ``record``, the (|v_x|, |v_y|) of each wheel's largest slip angle so far — the
+    angles compared by cross-multiplication (atan2(|v_y|, |v_x|) grows with |v_y|/|v_x|), one atan2 per wheel at
+    the end rather than one per wheel and step."""
     n = cmds.shape[0] - 1
     nw = md.wheel_frame.shape[0]
     nq, ndof = q0.shape[0], qvel0.shape[0]
@@ -82,19 +100,20 @@ def _rollout_loop(md: ModelData, td: TerrainData, fd: DynamicsData, cd: Controll
             F[0, w, 2] = np.inf
             SR[0, w] = 0.0
             SA[0, w] = 0.0
+            widest[w, 0], widest[w, 1] = 1.0, 0.0  # a slip angle of 0
         IT[0], COST[0], CONV[0] = 0.0, 0.0, True
     for k in range(n + 1):
         _forward_kinematics(md.parent, md.jtype, md.T0, q, ws.T_parent, ws.T_world)
         controller_rates(md, cd, q, ws.T_world, cmds[k], u)
         for i in range(u.shape[0]):
             if not math.isfinite(u[i]):
-                return 4, k
+                return _widest_angles(record, widest, SA, 4, k)
         ws.counts[C_FK_READY] = 1  # ws.T_world is q's FK: the step's set-up uses it (set here, after the last exit)
         status, it, cost, conv, _ = dynamic_step(md, td, fd, ws, q, qv, u, integral, dt, q_next, qv_next, dz, pts)
         for i in range(nq):
             Q[k, i] = q[i]
         if status != 0:
-            return status, k
+            return _widest_angles(record, widest, SA, status, k)
         if record:
             for i in range(ndof):
                 QV[k, i] = qv[i]
@@ -111,18 +130,19 @@ def _rollout_loop(md: ModelData, td: TerrainData, fd: DynamicsData, cd: Controll
             COST[0] = max(COST[0], cost)
             CONV[0] = CONV[0] and conv
             for w in range(nw):
-                sr, sa = _slip(md, ws, w)
                 DZ[0, w] = max(DZ[0, w], abs(dz[w]))
                 VC[0, w] = max(VC[0, w], math.sqrt(ws.vc[w, 0] ** 2 + ws.vc[w, 1] ** 2 + ws.vc[w, 2] ** 2))
                 F[0, w, 2] = min(F[0, w, 2], ws.fc[w, 2])
-                SR[0, w] = max(SR[0, w], abs(sr))
-                SA[0, w] = max(SA[0, w], abs(sa))
+                SR[0, w] = max(SR[0, w], abs(_slip_ratio(ws, w)))
+                ax, ay = abs(ws.vc[w, 0] + ws.Rw[w]), abs(ws.vc[w, 1])
+                if ay * widest[w, 0] > widest[w, 1] * ax:  # a wider slip angle (eq. 2.42) than any so far
+                    widest[w, 0], widest[w, 1] = ax, ay
         if k < n:
             for i in range(nq):
                 q[i] = q_next[i]
             for i in range(ndof):
                 qv[i] = qv_next[i]
-    return 0, -1
+    return _widest_angles(record, widest, SA, 0, -1)
 
 
 @njit

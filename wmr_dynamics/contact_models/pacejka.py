@@ -28,7 +28,7 @@ def magic_formula(x: ArrayLike, B: float, C: float, D: float, E: float, K: float
     return D * np.sin(C * np.arctan(B * (1 - E) * K * x + E * np.arctan(B * K * x)))
 
 
-@njit(_nrt=False)
+@njit(inline="always")  # four wheels, per evaluation: inlined, not called
 def _mf_ratio(x: float, B: float, C: float, D: float, E: float, K: float) -> tuple[float, float]:
     """``g(x) = magic_formula(x)/x`` (even in x, finite at 0) and ``g'(x)``; a Taylor series near 0."""
     a = B * K
@@ -45,7 +45,7 @@ def _mf_ratio(x: float, B: float, C: float, D: float, E: float, K: float) -> tup
     return g, (df - g) * ix  # (f/x)' = (f' − f/x)/x
 
 
-@njit(_nrt=False)
+@njit(inline="always")  # four wheels, per evaluation: inlined, not called
 def _lateral_ratio(t: float, B: float, C: float, D: float, E: float, K: float) -> tuple[float, float]:
     """``g_y(t) = f'_y(α)/tan α`` with ``α = atan t`` (C.14) and its derivative in t."""
     alpha = math.atan(t)
