@@ -76,10 +76,10 @@ def test_force_balance_jacobian_matches_finite_differences(name):
 
 @pytest.mark.parametrize("name, c_rr", [("zoe", 0.0), ("rocky7", 0.0), ("zoe", -50.0)])
 def test_the_linear_models_jacobian_matches_finite_differences_with_capped_and_free_wheels(name, c_rr):
-    """The piecewise-linear model's partials have one nonzero per row (C_x; C_y; −k_d − k_p Δt; a capped axis its
-    ±μ ∂f_z term), so ∂f_model/∂x of a row is one product (``_single_term``); with rolling resistance (c_rr ≠ 0)
-    a free x row has two and takes the full sum.  ∂e/∂x against central differences at points where some wheels'
-    friction is capped and some is not (away from the caps' kinks by more than the difference step)."""
+    """The piecewise-linear model's partials change at its friction caps (a free axis: C_x or C_y; a capped one: its
+    ±μ ∂f_z term), and rolling resistance (c_rr ≠ 0) adds ∂f_x/∂Rω.  ∂e/∂x against central differences at points
+    where some wheels' friction is capped and some is not (away from the caps' kinks by more than the difference
+    step)."""
     from wmr_dynamics.contact_models import LinearContact
 
     model = load_model(name)

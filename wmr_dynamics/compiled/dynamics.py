@@ -735,12 +735,6 @@ def _model_force_jacobian(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace
             col = md.wheel_frame[w] + 5
             a0, a1, a2 = ws.df_dv[w, i, 0], ws.df_dv[w, i, 1], ws.df_dv[w, i, 2] + ws.df_ddz[w, i] * dt
             b = ws.df_dRw[w, i] * md.wheel_radius[w]
-            one = _single_term(a0, a1, a2, b)
-            if one >= 0:  # one nonzero partial (the piecewise-linear model's rows): the same numbers, one product
-                a = a0 if one == 0 else (a1 if one == 1 else a2)
-                for k in range(nx):
-                    ws.df[m, k] = a * ws.AN[3 * w + one, k]
-                continue
             for k in range(nx):  # ∂v_c/∂x = A Nᵀ, ∂q̇'[col]/∂x = N[:, col]
                 ws.df[m, k] = (a0 * ws.AN[3 * w, k] + a1 * ws.AN[3 * w + 1, k] + a2 * ws.AN[3 * w + 2, k]
                                + b * ws.Nt[k, col])
@@ -765,22 +759,6 @@ def _model_force_jacobian(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace
             for k in range(nx):
                 ws.mw[w, col + k] = (a0 * ws.AN[3 * w, k] + a1 * ws.AN[3 * w + 1, k] + a2 * ws.AN[3 * w + 2, k]
                                      + b * ws.Nt[k, j])
-
-
-@njit(inline="always")
-def _single_term(a0: float, a1: float, a2: float, b: float) -> int:
-    """j where a contact force's partials (∂f/∂v_c along x, y, z with the Δz term; ∂f/∂Rω) have one nonzero, a_j;
-    else −1.  The piecewise-linear model's rows each have one (C_x; C_y; −k_d − k_p Δt; a capped axis: its ±μ ∂f_z
-    term), so ∂f/∂x of the row is a_j (A Nᵀ)_j: the full sum's value but for the sign of a zero."""
-    if b != 0.0:
-        return -1
-    if a1 == 0.0 and a2 == 0.0:
-        return 0
-    if a0 == 0.0 and a2 == 0.0:
-        return 1
-    if a0 == 0.0 and a1 == 0.0:
-        return 2
-    return -1
 
 
 @njit(inline="always")  # inlined into _residual, its one caller: a call passing 13 arrays cost 0.12 µs
@@ -1020,8 +998,8 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
 
 @njit(inline="always")  # inlined into dynamic_step (one call site) and force_balance_step
 def _force_balance(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray,
-                       qvel: NDArray, u: NDArray, integral: NDArray, dt: float, q_next: NDArray,
-                       qvel_next: NDArray) -> tuple:
+                   qvel: NDArray, u: NDArray, integral: NDArray, dt: float, q_next: NDArray,
+                   qvel_next: NDArray) -> tuple:
     """One force-balance step of ``dt`` without sub-stepping: :func:`force_balance_step`'s body.
 
     Returns (status, iterations, ‖e‖ (N), converged).  The PI integral is advanced in ``integral`` if the
