@@ -30,8 +30,9 @@ def test_cholesky_rejects_indefinite():
 
 @pytest.mark.parametrize("n", [1, 4, 9, 13])
 def test_lu_factor_and_solve_match_scipy(n):
-    """P A = L U with partial pivoting (scipy.linalg.lu_factor's convention: row k swapped with piv[k], in order)
-    and the solve, on the leading block of a larger workspace; a matrix with a zero leading entry needs a swap."""
+    """P A = L U with partial pivoting (scipy.linalg.lu_factor's convention: row k swapped with piv[k], in order;
+    U's diagonal stored as its reciprocals) and the solve, on the leading block of a larger workspace; a matrix
+    with a zero leading entry needs a swap."""
     rng = np.random.default_rng(n)
     A = rng.normal(size=(n, n))
     A[0, 0] = 0.0 if n > 1 else 1.0
@@ -41,6 +42,7 @@ def test_lu_factor_and_solve_match_scipy(n):
     assert L.lu_factor(big, n, LU, piv, 1e-10)
     lu_ref, piv_ref = sla.lu_factor(A)
     np.testing.assert_array_equal(piv[:n], piv_ref)
+    lu_ref[np.diag_indices(n)] = 1.0 / np.diag(lu_ref)  # lu_factor keeps U's diagonal as reciprocals
     np.testing.assert_allclose(LU[:n, :n], lu_ref, rtol=1e-10, atol=1e-12)
     b = rng.normal(size=n)
     x = np.r_[b, np.zeros(3)]

@@ -328,6 +328,19 @@ def test_pacejka_zero_slip_and_symmetry():
     assert np.all(np.hypot(fa[:, 0], fa[:, 1]) <= fa[:, 2] * 1.0 + 1e-9)  # |f_xy| <= mu D f_z
 
 
+@pytest.mark.parametrize("C", [1.5, 1.3, 1.9])
+def test_pacejka_sin_cos_of_c_atan(C):
+    """The magic formula's (sin φ, cos φ), φ = C·atan(u): for C = 3/2 by half-angle identities (no trigonometric
+    call) — against libm's sin and cos of C·atan(u) over u from 1e-9 to 1e9 of either sign, and through 0."""
+    from wmr_dynamics.contact_models.pacejka import _sin_cos_c_atan
+    u = np.r_[0.0, np.geomspace(1e-9, 1e9, 400)]
+    for x in np.r_[-u[::-1], u]:
+        sp, cp = _sin_cos_c_atan(C, float(x))
+        phi = C * math.atan(x)
+        assert sp == pytest.approx(math.sin(phi), abs=2e-16, rel=1e-15)
+        assert cp == pytest.approx(math.cos(phi), abs=2e-16, rel=1e-15)
+
+
 def peak_argument(B, C, E, K):
     """sin(C atan(·)) peaks where C atan(·) = π/2: the x solving B(1−E)K x + E atan(B K x) = tan(π/(2C))."""
     return brentq(lambda x: B * (1 - E) * K * x + E * math.atan(B * K * x) - math.tan(math.pi / (2 * C)), 0, 1)

@@ -73,3 +73,24 @@ def test_state_rate_and_euler_step_agree():
     R0, R1 = forward_kinematics(model, qz)[0, :3, :3], forward_kinematics(model, euler_step(qz, w, 1.0))[0, :3, :3]
     c, s = np.cos(0.7), np.sin(0.7)
     np.testing.assert_allclose(R0.T @ R1, [[c, -s, 0], [s, c, 0], [0, 0, 1]], atol=1e-12)
+
+
+@pytest.mark.parametrize("angle", [0.0, 1e-9, 1e-4, 0.05, 0.19, 0.2, 0.2001, 0.7, 3.0])
+def test_euler_step_rotates_by_the_exponential_map(angle):
+    """Eq. 2.39's orientation update q ⊗ exp(ω Δt / 2) against scipy's rotation vector, for rotations inside
+    (Taylor series, a ≤ 0.2 rad) and beyond the series' range (libm), and the position by R(q) v Δt."""
+    from scipy.spatial.transform import Rotation
+
+    rng = np.random.default_rng(int(angle * 1e4))
+    axis = rng.normal(size=3)
+    axis /= np.linalg.norm(axis)
+    q = np.r_[Rotation.from_euler("xyz", [0.3, -0.2, 1.1]).as_quat(), 1.0, 2.0, 3.0, 0.4]
+    dt = 0.04
+    qvel = np.r_[axis * angle / dt, 0.5, -0.2, 0.1, 2.0]
+    out = euler_step(q, qvel, dt)
+    R0 = Rotation.from_quat(q[:4])
+    want = (R0 * Rotation.from_rotvec(axis * angle)).as_quat()
+    assert abs(np.dot(out[:4], want)) == pytest.approx(1.0, abs=1e-15)  # the same rotation (q or −q)
+    np.testing.assert_allclose(out[:4] * np.sign(np.dot(out[:4], want)), want, atol=1e-15)
+    np.testing.assert_allclose(out[4:7], q[4:7] + R0.apply(qvel[3:6]) * dt, atol=1e-15)
+    assert out[7] == q[7] + qvel[6] * dt

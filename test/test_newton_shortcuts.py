@@ -1,6 +1,7 @@
 """The force-balance Newton loop's shortcuts (issue 14; docs/dynamics.md, "Work skipped where it is not needed"):
 the chord step with the last Newton step's factor where quadratic convergence predicts that it ends the loop,
-and the cases where it must not be taken.  The loop runs as plain Python (NUMBA_DISABLE_JIT=1, the same kernels)
+the first chord step with the previous time step's factor (``reuse_factor``), and the cases where they must not
+be taken.  The loop runs as plain Python (NUMBA_DISABLE_JIT=1, the same kernels)
 so that its steps can be counted and the chord step forced to fail."""
 
 from __future__ import annotations
@@ -17,37 +18,41 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 _RUN = r"""
-import json, sys
+import dataclasses, json, sys
 sys.path.insert(0, sys.argv[1])
 from wmr_dynamics.compiled import dynamics as D
 from wmr_dynamics.scenarios import zoe_rough as zoe
 
-calls = {"tried": 0, "taken": 0, "halved": 0}
+calls = {"tried": 0, "taken": 0, "halved": 0, "first_tried": 0, "first_taken": 0, "first_lower": 0}
 chord = D._chord_step
 
-def counted(md, fd, ws, qvel, integral, dt, norm, nx, lu):
-    calls["tried"] += 1
-    new = chord(md, fd, ws, qvel, integral, dt, norm, nx, lu)
+def counted(md, fd, ws, qvel, integral, dt, norm, nx, lu, decrease):
+    first = decrease == 1.0  # (the first chord step, on the previous time step's factor)
+    calls["first_tried" if first else "tried"] += 1
+    new = chord(md, fd, ws, qvel, integral, dt, norm, nx, lu, decrease)
     if new >= 0.0:
-        calls["taken"] += 1
-        calls["halved"] += new <= 0.5 * norm
+        calls["first_taken" if first else "taken"] += 1
+        calls["first_lower" if first else "halved"] += new <= (norm if first else 0.5 * norm)
     return new
 
-def rejected(md, fd, ws, qvel, integral, dt, norm, nx, lu):
-    calls["tried"] += 1
+def rejected(md, fd, ws, qvel, integral, dt, norm, nx, lu, decrease):
+    if variant == "reuse_rejected" and decrease != 1.0:
+        return counted(md, fd, ws, qvel, integral, dt, norm, nx, lu, decrease)
+    calls["first_tried" if decrease == 1.0 else "tried"] += 1
     x, e = ws.x.copy(), ws.e.copy()
-    chord(md, fd, ws, qvel, integral, dt, norm, nx, lu)  # evaluated (the trial point is left in ws), then refused:
-    ws.x[:] = x  # x and e as a refused step leaves them
+    chord(md, fd, ws, qvel, integral, dt, norm, nx, lu, decrease)  # evaluated (the trial point is left in ws),
+    ws.x[:] = x  # then refused: x and e as a refused step leaves them
     ws.e[:] = e
     return -1.0
 
 variant, kind = sys.argv[2], sys.argv[3]
-D._chord_step = rejected if variant == "rejected" else counted
+D._chord_step = rejected if variant.endswith("rejected") else counted
 if variant == "newton":
     D.CHORD_MARGIN = 0.0  # the chord test never passes: Newton steps only
 model = zoe.zoe_model()
 terrain = zoe.load_terrain(1)
-sim = zoe.make_simulator(model, terrain, kind, 0.04, zoe.dynamics_options(model, kind))
+opts = dataclasses.replace(zoe.dynamics_options(model, kind), reuse_factor=variant.startswith("reuse"))
+sim = zoe.make_simulator(model, terrain, kind, 0.04, opts)
 res = sim.run(1.2, (zoe.SPEED, 0.0), q0=zoe.initial_state(model, terrain), progress=False)
 print(json.dumps({"calls": calls, "q": res.q.tolist(), "qvel": res.qvel.tolist(), "it": res.iterations.tolist(),
                   "cost": res.cost.tolist(), "converged": res.converged.tolist(), "tol": sim.compiled.fd.tolerance}))
@@ -63,7 +68,8 @@ def _run(variant: str, kind: str) -> dict:
 
 @pytest.fixture(scope="module")
 def pacejka() -> dict:
-    return {v: _run(v, "pacejka") for v in ("default", "newton", "rejected")}
+    """Runs without the previous step's factor (``reuse_factor=False``) unless the variant says "reuse"."""
+    return {v: _run(v, "pacejka") for v in ("default", "newton", "rejected", "reuse", "reuse_rejected")}
 
 
 def test_chord_steps_end_the_loop_within_the_tolerance(pacejka):
@@ -88,6 +94,32 @@ def test_a_chord_step_that_does_not_halve_the_error_is_replaced_by_the_newton_st
     assert rejected["q"] == newton["q"]
     assert rejected["qvel"] == newton["qvel"]
     assert rejected["it"] == newton["it"]
+
+
+def test_the_previous_steps_factor_starts_the_loop(pacejka):
+    """With ``reuse_factor`` nearly every step starts with a chord step on the previous step's factor, kept only
+    where it lowers ‖e‖; the steps still end within the tolerance, on the same trajectory as without it, in
+    fewer Newton steps (iterations count chord steps too)."""
+    run, off = pacejka["reuse"], pacejka["default"]
+    steps = len(run["it"]) - 1
+    assert off["calls"]["first_tried"] == 0  # off: never tried
+    assert run["calls"]["first_tried"] >= 0.9 * steps
+    assert run["calls"]["first_taken"] >= 0.8 * steps
+    assert run["calls"]["first_lower"] == run["calls"]["first_taken"]
+    assert all(run["converged"][:-1]) and max(run["cost"][:-1]) <= run["tol"]
+    np.testing.assert_allclose(run["q"], off["q"], rtol=0, atol=1e-6)
+
+
+def test_a_refused_first_chord_step_leaves_the_newton_loop_as_without_it(pacejka):
+    """Every first chord step refused: the loop goes on from the warm start with the Newton step it takes without
+    the previous step's factor — that run bit for bit, in as many iterations (a refused chord step and the
+    Newton step that replaces it are one iteration)."""
+    rejected, off = pacejka["reuse_rejected"], pacejka["default"]
+    steps = len(off["it"]) - 1
+    assert rejected["calls"]["first_tried"] >= 0.9 * steps
+    assert rejected["q"] == off["q"]
+    assert rejected["qvel"] == off["qvel"]
+    assert rejected["it"] == off["it"]
 
 
 def test_the_piecewise_linear_model_needs_no_chord_step():

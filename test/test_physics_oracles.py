@@ -340,9 +340,8 @@ def test_undamped_joint_spring_period_in_free_flight(engine, build, k, theta0):
 TABLE_C1 = dict(Bs=1 / 15, Cs=1.5, Ds=1.0, Es=0.3, Ks=100.0, Ba=8 / 75, Ca=1.5, Da=1.0, Ea=0.6, Ka=100.0)
 
 
-def hand_pacejka(s: float, alpha: float, Vx: float, fz: float, mu: float) -> tuple[float, float]:
-    """(f_x, f_y) from eqs. C.13, C.14, C.18, C.16, C.17 as printed (Table C.1 coefficients)."""
-    c = TABLE_C1
+def hand_pacejka(s: float, alpha: float, Vx: float, fz: float, mu: float, c: dict = TABLE_C1) -> tuple[float, float]:
+    """(f_x, f_y) from eqs. C.13, C.14, C.18, C.16, C.17 as printed (Table C.1 coefficients unless ``c``)."""
     fxp = c["Ds"] * math.sin(c["Cs"] * math.atan(c["Bs"] * (1 - c["Es"]) * c["Ks"] * s
                                                  + c["Es"] * math.atan(c["Bs"] * c["Ks"] * s)))  # C.13, / f_z
     x = 2 * alpha / math.pi
@@ -383,6 +382,19 @@ def test_pacejka_nicolas_comstock_point_values(s, alpha, Vx, fz):
     # friction opposes the slip velocity (dissipative), and the combined force respects μ f_z
     assert fx * vx + fy * vy <= 0.0
     assert math.hypot(fx, fy) <= mu * fz * (1 + 1e-12)
+
+
+@pytest.mark.parametrize(("Cs", "Ca"), [(1.3, 1.9), (1.65, 1.5), (1.5, 1.2)])
+def test_pacejka_other_shape_factors(Cs, Ca):
+    """Shape factors C other than Table C.1's 3/2 (for which the kernel's sin/cos of C·atan(u) come from the
+    half-angle identities, not from trigonometric calls) against the printed equations by hand."""
+    c = dict(TABLE_C1, Cs=Cs, Ca=Ca)
+    kp, mu, Vx, fz = 2.0e4, 0.9, 2.0, 300.0
+    model = PacejkaContact(kp=kp, kd=0.0, mu=mu, v_eps=1e-9, Cs=Cs, Ca=Ca)
+    for s, alpha in ((0.1, 0.05), (0.45, 0.3), (-0.2, -0.4), (0.02, 0.6)):
+        vx, vy = -s * Vx, Vx * math.tan(alpha)
+        f, *_ = model.evaluate(np.array([[vx, vy, 0.0]]), np.array([Vx - vx]), np.array([-fz / kp]))
+        np.testing.assert_allclose(f[0, :2], hand_pacejka(s, alpha, Vx, fz, mu, c), rtol=1e-9, atol=1e-9 * fz)
 
 
 @pytest.mark.parametrize(("s", "alpha"), [(-0.2, 0.1), (0.25, -0.15)])

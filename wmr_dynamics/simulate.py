@@ -486,9 +486,10 @@ class Simulator:
         for k in range(n + 1):
             v, omega = _checked_command(cmd, t[k])
             Q[k], QV[k] = data.q, data.qvel
-            # the last row's step is taken on a copy, for its diagnostics only (as the compiled rollout)
-            d = data if k < n else stepper.make_data(data.q, data.qvel)
-            d.integral[:] = data.integral
+            # the last row's step is taken for its diagnostics only (as the compiled rollout): its state is not
+            # recorded; taken on ``data`` itself, whose workspace (the previous step's factor of ∂e/∂x, contact
+            # angles) the compiled rollout's last step has too
+            d = data
             stepper.advance(d, 1, command=(v, omega))
             DZ[k], CP[k], VC[k], F[k] = d.dz, d.contact_points, d.contact_speed, d.contact_force
             SR[k], SA[k], IT[k], COST[k], CONV[k] = d.slip_ratio, d.slip_angle, d.iterations, d.cost, d.converged

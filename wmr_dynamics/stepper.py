@@ -182,8 +182,9 @@ class Stepper:
 
     def reset(self, data: SimData, q: ArrayLike | None = None, qvel: ArrayLike | None = None) -> SimData:
         """Back to time 0 at state ``q`` (default :meth:`initial_state`) with velocity ``qvel`` (default 0):
-        integrals zeroed, contact set, contact angles (the collision search's warm start), cached mass matrix and
-        external wrench dropped, every wheel sticking (coulomb contact)."""
+        integrals zeroed, contact set, contact angles (the collision search's warm start), cached mass matrix, the
+        previous step's factor of ∂e/∂x (``DynamicsOptions.reuse_factor``) and external wrench dropped, every
+        wheel sticking (coulomb contact)."""
         m = self.model
         q = self.initial_state() if q is None else checks.state("q", q, m.num_states)
         data.q[:] = q
@@ -195,9 +196,10 @@ class Stepper:
         ws = data.workspace
         ws.angle[:] = np.nan  # no previous contact angle: the first step's collision search is the full one
         if self.mode == "dynamic":
-            from wmr_dynamics.compiled.dynamics import C_MASS_READY, C_SLIDING
+            from wmr_dynamics.compiled.dynamics import C_FACTOR, C_MASS_READY, C_SLIDING
 
             ws.counts[C_MASS_READY] = 0
+            ws.counts[C_FACTOR] = 0  # (the next step's first chord step would start from it: not a replay)
             ws.counts[C_SLIDING] = 0  # coulomb contact: every wheel starts sticking
             ws.tau_ext[:] = 0.0  # no external wrench
         else:

@@ -123,6 +123,7 @@ class DynamicsData(NamedTuple):
     contact_slot: int  # CONTACT_PYTHON: the model's callback slot
     actuator_slot: int  # ACTUATOR_PYTHON: the model's callback slot
     contact_moment: bool = False  # the contact model adds a moment about each wheel's axis (Ding's M_R)
+    reuse_factor: bool = False  # a first chord step on the previous step's factor of ∂e/∂x (_newton)
 
 
 # DynamicsWorkspace.counts entries.  (One small array, not five (1,)-array fields: every non-inlined kernel
@@ -136,7 +137,9 @@ C_FK_READY = 5  # 1: ws.T_parent/T_world hold the FK of the q the next set-up is
 #                 which compute it for the controller; the set-up consumes it): Alg. 1 once per step, not twice
 C_NULL_READY = 6  # 1: ws.Nt, nt_cols and C_INPUTS are the null space of the rigid rows kept in ws.rigid_rows
 C_UNIT_N = 7  # 1: every row of N has one nonzero entry (ws.nt_cols counts 1): _reduced's products are single terms
-N_COUNTS = 8
+C_FACTOR = 8  # ws.H, ws.piv (ws.J): 1: the LU factor of ∂e/∂x, 2: the Cholesky factor of JᵀJ, of the last Newton step
+#               taken with the current null space, at the step length ws.vp[1, 0]; 0: none (_newton's first chord step)
+N_COUNTS = 9
 
 
 class DynamicsWorkspace(NamedTuple):
@@ -200,8 +203,8 @@ class DynamicsWorkspace(NamedTuple):
     J: NDArray
     x_t: NDArray
     e_t: NDArray
-    vp: NDArray  # (1, max(n, nA)): row 0: the wheel rows' velocities A q̇'_p at x = 0 (_setup_rows), from which an
-    # evaluation forms v_c
+    vp: NDArray  # (2, max(n, nA)): row 0: the wheel rows' velocities A q̇'_p at x = 0 (_setup_rows), from which an
+    # evaluation forms v_c; vp[1, 0]: the Δt (s) of the factor in H (C_FACTOR)
     counts: NDArray  # (N_COUNTS,) int64: this step's counts and flags (C_*)
     mrows: NDArray  # (nA,) int64: the model-force rows (every non-rigid row)
     # adaptive sub-stepping
@@ -247,7 +250,7 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
         z((nw, 3)), z((nw, 3, 3)), z((nw, 3)), z((nw, 3)),  # fc, df_dv, df_dRw, df_ddz
         z(nA), z((nA, n)),  # f_model, df
         z(na1), z(na1), z(na1), z((na1, na1)), z(na1),  # actuator work
-        z(n), z(n), z(n), z((n, n)), z(n), z((n, n)), z(n), z(n), z((1, max(n, nA))),  # x, p, grad, H, e, J, x_t,
+        z(n), z(n), z(n), z((n, n)), z(n), z((n, n)), z(n), z(n), z((2, max(n, nA))),  # x, p, grad, H, e, J, x_t,
         # e_t, vp
         np.zeros(N_COUNTS, dtype=np.int64),  # counts
         np.zeros(nA, dtype=np.int64),  # mrows
@@ -349,6 +352,7 @@ def _setup_rows(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: ND
         nb = _rigid_targets(ws, 3 * nw, nA, n)
     else:
         nb = _rigid_basis(fd, ws, nA, n)
+        ws.counts[C_FACTOR] = 0  # another null space: the last factor's coordinates are gone
         if coulomb:
             nb = _coulomb_hold_rows(ws, nw, n, nb)
         nz = null_space_rows(ws.basis, nb, n, ws.Nt, ws.qp)
@@ -921,9 +925,10 @@ def _newton_direction(ws, nx, phi0) -> tuple:  # noqa: ANN001
 
 
 @njit(inline="always")  # passes the workspace: inlined, not copied per call
-def _chord_step(md, fd, ws, qvel, integral, dt, norm, nx, lu) -> float:  # noqa: ANN001
+def _chord_step(md, fd, ws, qvel, integral, dt, norm, nx, lu, decrease) -> float:  # noqa: ANN001
     """A chord step: the last Newton step's factor in ws.H (``lu``: of ∂e/∂x, else of its JᵀJ, with J in ws.J)
-    applied to the current e, p = −J⁻¹e (or −(JᵀJ)⁻¹Jᵀe), taken if it at least halves ‖e‖ (x, e updated).
+    applied to the current e, p = −J⁻¹e (or −(JᵀJ)⁻¹Jᵀe), taken if it cuts ‖e‖² to ``decrease`` × or below
+    (x, e updated).
     Returns the new ‖e‖, or −1 if the step was not taken (x unchanged; the last evaluation was the rejected
     trial point)."""
     if lu:
@@ -938,7 +943,7 @@ def _chord_step(md, fd, ws, qvel, integral, dt, norm, nx, lu) -> float:  # noqa:
             ws.p[a] = -s
         cho_solve(ws.H, nx, ws.p)
     phi = _trial(md, fd, ws, qvel, integral, dt, 1.0, nx)
-    if not phi <= STRONG_DECREASE * norm * norm:
+    if not phi <= decrease * norm * norm:
         return -1.0
     for k in range(nx):
         ws.x[k] = ws.x_t[k]
@@ -956,7 +961,13 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
     predicted to end the loop, that step is a *chord* step with the last step's factor (:func:`_chord_step`):
     its error ≈ (‖e_k‖/‖e_k−1‖) ‖e_k‖ (the chord method's rate is the contraction the Newton step showed).
     It saves forming ∂f_model/∂x, ∂e/∂x and its factor once; a chord step that does not halve
-    ‖e‖ is dropped for a Newton step.  Both count as iterations."""
+    ‖e‖ is dropped for a Newton step.  Both count as iterations.
+
+    With ``fd.reuse_factor`` the loop starts with a chord step on the *previous step's* factor where it is one of
+    ∂e/∂x in the same null-space coordinates at the same Δt (C_FACTOR): the iteration-matrix reuse of implicit ODE
+    solvers (Hairer & Wanner, Radau5's Jacobian reuse).  It is kept if it lowers ‖e‖ at all (a Newton step
+    follows from the lower point); for the smooth contact models it replaces about 0.8 of their 2–3 Newton
+    steps per step (docs/benchmarks.md, "The previous step's factor")."""
     nx = ws.counts[C_INPUTS]
     _residual(md, fd, ws, ws.x, qvel, integral, dt, False, ws.e)
     df_ready = False  # ws.df holds ∂f_model/∂x at ws.x (else: the last evaluation was at ws.x, _form_df forms it)
@@ -965,14 +976,21 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
     prev = math.inf  # ‖e‖ before the last accepted step
     chord = False  # ws.J, ws.H: the factor of the last full Newton step, which converged quadratically
     lu = True  # ws.H holds an LU factor of ∂e/∂x (else the Cholesky factor of JᵀJ)
+    # the previous step's factor (same null space and Δt): a first chord step, kept if ‖e‖ falls at all
+    first = fd.reuse_factor and ws.counts[C_FACTOR] != 0 and ws.vp[1, 0] == dt and fd.max_iterations > 1
+    if first:
+        chord, lu = True, ws.counts[C_FACTOR] == 1
     while it < fd.max_iterations and norm > fd.tolerance:
         it += 1
-        if chord and norm * norm <= CHORD_MARGIN * fd.tolerance * prev:
-            new = _chord_step(md, fd, ws, qvel, integral, dt, norm, nx, lu)
+        if chord and (first or norm * norm <= CHORD_MARGIN * fd.tolerance * prev):
+            new = _chord_step(md, fd, ws, qvel, integral, dt, norm, nx, lu, 1.0 if first else STRONG_DECREASE)
             if new >= 0.0:
                 prev, norm = norm, new
                 df_ready = False
+                if first:  # the next chord step only on a Newton step's quadratic rate
+                    chord = first = False
                 continue
+            first = False
             _residual(md, fd, ws, ws.x, qvel, integral, dt, True, ws.e)  # back at x, with ∂f_model/∂x: Newton
             df_ready = True
             chord = False
@@ -980,6 +998,8 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
             _form_df(md, fd, ws, dt)
         _force_balance_jacobian(ws, nx, ws.counts[C_MODEL_ROWS], n, ws.J, fd.contact_moment)
         found, lu, dphi0 = _newton_direction(ws, nx, norm * norm)
+        ws.counts[C_FACTOR] = 0 if not found else 1 if lu else 2
+        ws.vp[1, 0] = dt
         if not found:
             break
         alpha = _line_search(md, fd, ws, qvel, integral, dt, norm * norm, dphi0, nx)

@@ -120,7 +120,17 @@ def dynamics_data(model: WmrModel, options, max_halvings: int = 3, owner: object
         np.ascontiguousarray(aux, dtype=float), act_kind, act_P, int(options.max_iterations), float(tol),
         float(max(tol, 1e-3 * weight)), float(options.qr_tolerance), bool(options.constant_mass_matrix),
         int(max_halvings), int(options.collision_samples), bool(options.approximate_bias), c_slot, a_slot,
-        bool(getattr(options.contact, "has_axle_moment", False) and kind != PYTHON))
+        bool(getattr(options.contact, "has_axle_moment", False) and kind != PYTHON), _reuse_factor(options, kind))
+
+
+def _reuse_factor(options, kind: int) -> bool:  # noqa: ANN001
+    """DynamicsOptions.reuse_factor resolved: None → the contact model's ``smooth_force`` (never in the coulomb
+    mode, whose active set remakes the null space every step)."""
+    if kind == D.CONTACT_COULOMB:
+        return False
+    if options.reuse_factor is None:
+        return bool(getattr(options.contact, "smooth_force", False))
+    return bool(options.reuse_factor)
 
 
 def terrain_data(terrain, exact_only: bool = False) -> TerrainData:  # noqa: ANN001

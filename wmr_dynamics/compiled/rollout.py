@@ -215,7 +215,8 @@ def dynamic_rollout_batch(md: ModelData, td: TerrainData, fd: DynamicsData, cd: 
             f = DynamicsData(fd.A_joint, fd.b_joint, fd.joint_kind, fd.joint_P, fd.contact_kind,
                              contact_P[b], fd.contact_aux, fd.act_kind, fd.act_P, fd.max_iterations, fd.tolerance,
                              fd.accept, fd.qr_tolerance, fd.constant_mass, fd.max_halvings, fd.n_samples,
-                             fd.approximate_bias, fd.contact_slot, fd.actuator_slot, fd.contact_moment)
+                             fd.approximate_bias, fd.contact_slot, fd.actuator_slot, fd.contact_moment,
+                             fd.reuse_factor)
         ws = dynamics_workspace(md, f)
         c = ControllerData(cd.kind, cd.steer_frame, cd.steer_actuated, cd.steer_wheels, cd.steer_gain,
                            cd.max_steer_rate, np.zeros(cd.rates.shape[0]), np.zeros(cd.steer_rate.shape[0]),

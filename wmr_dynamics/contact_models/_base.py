@@ -134,6 +134,9 @@ class CompiledContactModel(ContactModel):
     _params: dict[str, Any]
     #: the kernel writes a moment about the wheel axis into ``mw`` (the force balance then applies it)
     has_axle_moment: bool = False
+    #: the force law is smooth and nonlinear in v_c, Rω, Δz (not piecewise linear): the force balance's Newton
+    #: loop needs several steps, and starts each from the previous step's factor (DynamicsOptions.reuse_factor)
+    smooth_force: bool = False
 
     def kernel_data(self, n_wheels: int | None = None) -> tuple[NDArray, NDArray]:
         """``(P, aux)`` for :attr:`kernel`; checks that per-wheel parameters match ``n_wheels``."""

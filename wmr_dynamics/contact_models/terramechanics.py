@@ -49,6 +49,7 @@ class _TerraContact(CompiledContactModel):
 
     kernel = staticmethod(T.terra_kernel)
     _model_id = T.ISHIGAMI
+    smooth_force = True
 
     def _slip_limits(self, slip_limits) -> tuple[float, float]:
         try:

@@ -53,6 +53,11 @@ class DynamicsOptions:
         approximate_bias: fused-body bias force, eq. 2.89, instead of the RNEA.
         collision_samples: coarse samples of each wheel's circle in the contact search
             (``collision.wheel_contacts``'s ``n_samples``, ≥ 8); fewer is faster, 36 (10°) finds step edges.
+        reuse_factor: start each step's Newton loop with a chord step on the previous step's factor of ∂e/∂x
+            (same null space and Δt), kept if it lowers ‖e‖ — the iteration-matrix reuse of implicit ODE
+            solvers.  ``None`` (default): where the contact model's force law is smooth and nonlinear
+            (``smooth_force``: Pacejka, the terramechanics models), whose Newton loop needs several steps; a
+            piecewise-linear model's one Newton step is exact, so the chord step would only add one.
     """
 
     contact: object
@@ -63,8 +68,11 @@ class DynamicsOptions:
     constant_mass_matrix: bool = False
     approximate_bias: bool = False
     collision_samples: int = 36
+    reuse_factor: bool | None = None
 
     def __post_init__(self) -> None:
+        if self.reuse_factor is not None and not isinstance(self.reuse_factor, bool):
+            raise ModelError(f"reuse_factor must be True, False or None, got {self.reuse_factor!r}")
         n = self.collision_samples
         if isinstance(n, bool) or int(n) != n or n < 8:
             raise ModelError(f"collision_samples must be an integer >= 8, got {n!r}")

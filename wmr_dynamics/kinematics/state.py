@@ -7,6 +7,8 @@ unit quaternion) and the position and joints with Euler.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -32,16 +34,16 @@ def _state_rate(q: NDArray, qvel: NDArray, out: NDArray) -> None:
 def _position_rate(q: NDArray, qvel: NDArray) -> tuple:
     """The world-frame position rate R(q) v_b of eq. 2.14 (R from the quaternion, normalized on the fly)."""
     x, y, z, w = q[0], q[1], q[2], q[3]
-    n = x * x + y * y + z * z + w * w
-    r00 = 1.0 - 2.0 * (y * y + z * z) / n
-    r01 = 2.0 * (x * y - z * w) / n
-    r02 = 2.0 * (x * z + y * w) / n
-    r10 = 2.0 * (x * y + z * w) / n
-    r11 = 1.0 - 2.0 * (x * x + z * z) / n
-    r12 = 2.0 * (y * z - x * w) / n
-    r20 = 2.0 * (x * z - y * w) / n
-    r21 = 2.0 * (y * z + x * w) / n
-    r22 = 1.0 - 2.0 * (x * x + y * y) / n
+    k = 2.0 / (x * x + y * y + z * z + w * w)  # (one division, not nine)
+    r00 = 1.0 - (y * y + z * z) * k
+    r01 = (x * y - z * w) * k
+    r02 = (x * z + y * w) * k
+    r10 = (x * y + z * w) * k
+    r11 = 1.0 - (x * x + z * z) * k
+    r12 = (y * z - x * w) * k
+    r20 = (x * z - y * w) * k
+    r21 = (y * z + x * w) * k
+    r22 = 1.0 - (x * x + y * y) * k
     vx, vy, vz = qvel[3], qvel[4], qvel[5]
     return r00 * vx + r01 * vy + r02 * vz, r10 * vx + r11 * vy + r12 * vz, r20 * vx + r21 * vy + r22 * vz
 
@@ -53,16 +55,33 @@ def state_rate(q: NDArray, qvel: NDArray) -> NDArray:
     return out
 
 
+#: Taylor coefficients of sin(h)/h and cos(h) in h² (k = 1..6): −1/6, 1/120, … and −1/2, 1/24, …
+_SINC = tuple((-1.0) ** k / math.factorial(2 * k + 1) for k in range(1, 7))
+_COS = tuple((-1.0) ** k / math.factorial(2 * k) for k in range(1, 7))
+
+
+@njit(inline="always")
+def _half_angle(a2: float) -> tuple:
+    """(sin(a/2)/a, cos(a/2)) for a rotation angle a = √a2 (rad): the exponential map's quaternion
+    (sin(a/2) u, cos(a/2)) = (sin(a/2)/a · a u, cos(a/2)).  For a ≤ 0.2 (a step's rotation; h = a/2 ≤ 0.1) by
+    the Taylor series in h², truncated beyond h¹² (error < 1e-20): no square root, sine, cosine or division
+    (libm's beyond)."""
+    if a2 > 0.04:
+        a = math.sqrt(a2)
+        return math.sin(0.5 * a) / a, math.cos(0.5 * a)
+    h2 = 0.25 * a2
+    a, b = _SINC, _COS
+    sinc = 1.0 + h2 * (a[0] + h2 * (a[1] + h2 * (a[2] + h2 * (a[3] + h2 * (a[4] + h2 * a[5])))))
+    cos = 1.0 + h2 * (b[0] + h2 * (b[1] + h2 * (b[2] + h2 * (b[3] + h2 * (b[4] + h2 * b[5])))))
+    return 0.5 * sinc, cos
+
+
 @njit(_nrt=False)
 def _euler_step(q: NDArray, qvel: NDArray, dt: float, out: NDArray) -> None:
     """q[i+1] = q[i] + V(q[i]) q̇'[i] Δt (eq. 2.39), with the orientation advanced by exp(ω Δt / 2)."""
     wx, wy, wz = qvel[0] * dt, qvel[1] * dt, qvel[2] * dt
-    angle = np.sqrt(wx * wx + wy * wy + wz * wz)
-    if angle > 1e-12:
-        s = np.sin(0.5 * angle) / angle
-        dx, dy, dz, dw = wx * s, wy * s, wz * s, np.cos(0.5 * angle)
-    else:
-        dx, dy, dz, dw = 0.5 * wx, 0.5 * wy, 0.5 * wz, 1.0
+    s, dw = _half_angle(wx * wx + wy * wy + wz * wz)
+    dx, dy, dz = wx * s, wy * s, wz * s
     x, y, z, w = q[0], q[1], q[2], q[3]
     # body-frame increment: q ⊗ dq
     nx = w * dx + x * dw + y * dz - z * dy
