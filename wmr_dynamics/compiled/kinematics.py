@@ -50,6 +50,7 @@ from wmr_dynamics.kinematics.enhanced import (
     _body_force,
     _body_slip,
     _composite_inertia,
+    _mass_and_cg,
     _rollover_margin,
     enhanced_work,
 )
@@ -347,6 +348,9 @@ def _body_slip_and_margin(md: ModelData, kd: KinematicsData, ws: KinematicWorksp
     """Thesis §2.3 at the solved q̇': the body force f_b (eq. 2.44), the rollover margin of its line of action,
     and (enhanced) the body slip (eqs. 2.45–2.50) turned into the wheels' slip rows of v (eq. 2.52)."""
     # ``work``: preallocated scratch (KinematicScratch.enhanced): the step allocates nothing
+    if not kd.enhanced:
+        ws.body[2, 4] = _margin_only(md, ws, work)
+        return 0
     Ib = work.inertia
     m = _composite_inertia(md.I_spatial, ws.T_world, Ib, work)
     com = ws.body[2, :3]
@@ -371,6 +375,35 @@ def _body_slip_and_margin(md: ModelData, kd: KinematicsData, ws: KinematicWorksp
                 s += ws.A[3 * w + c, j] * ws.body[1, j]
             ws.v[3 * w + c] = s
     return 0
+
+
+@njit(inline="always")
+def _margin_only(md: ModelData, ws: KinematicWorkspace, work: EnhancedWork) -> float:
+    """The rollover margin without the body slip: the line of action it needs is that of the body force's linear
+    part (eq. 2.44's rows 4–6), m g_b − ω × m(v + ω × c), through the centre of mass — the mass and centre of
+    mass of the tree, not its composite rotational inertia (Σ R Ī Rᵀ + parallel axes over the frames: 0.36 of
+    0.37 µs for Zoë).  ws.body[2] gets the centre of mass (body axes) and mass as with the body slip; the body
+    force's angular part ws.body[0, :3] is not computed (NaN)."""
+    cg, f = work.cg, work.force
+    m = _mass_and_cg(md.I_spatial, ws.T_world, cg)
+    R = ws.T_world[0]
+    com = ws.body[2, :3]
+    for a in range(3):  # c = R_wbᵀ (cg − p_wb), body axes
+        com[a] = R[0, a] * (cg[0] - R[0, 3]) + R[1, a] * (cg[1] - R[1, 3]) + R[2, a] * (cg[2] - R[2, 3])
+    ws.body[2, 3] = m
+    w0, w1, w2, v = ws.qvel[0], ws.qvel[1], ws.qvel[2], ws.qvel
+    p0 = m * (v[3] + w1 * com[2] - w2 * com[1])  # m (v + ω × c)
+    p1 = m * (v[4] + w2 * com[0] - w0 * com[2])
+    p2 = m * (v[5] + w0 * com[1] - w1 * com[0])
+    g = md.gravity
+    fb = ws.body[0]
+    fb[0] = fb[1] = fb[2] = np.nan
+    fb[3] = -m * g * R[2, 0] - (w1 * p2 - w2 * p1)  # m g_b − ω × p, g_b = R_wbᵀ (0, 0, −G)
+    fb[4] = -m * g * R[2, 1] - (w2 * p0 - w0 * p2)
+    fb[5] = -m * g * R[2, 2] - (w0 * p1 - w1 * p0)
+    for a in range(3):
+        f[a] = R[a, 0] * fb[3] + R[a, 1] * fb[4] + R[a, 2] * fb[5]
+    return _rollover_margin(cg, f, ws.points, ws.frames[:, :, 2], work)
 
 
 @njit(inline="always")

@@ -154,6 +154,25 @@ def _composite_inertia(I_spatial: NDArray, T_world: NDArray, I_b: NDArray, work:
     return m
 
 
+@njit(inline="always")
+def _mass_and_cg(I_spatial: NDArray, T_world: NDArray, cg: NDArray) -> float:
+    """The tree's mass (kg; returned) and centre of mass (m, world coordinates; into ``cg``): Σ m_i (R_i c_i + p_i)
+    / m over the frames, m_i c_i read from each I_spatial's m c× block (eq. B.13)."""
+    m = 0.0
+    cg[0] = cg[1] = cg[2] = 0.0
+    for i in range(I_spatial.shape[0]):
+        mi = I_spatial[i, 3, 3]
+        if mi == 0.0:
+            continue
+        h0, h1, h2 = I_spatial[i, 2, 4], I_spatial[i, 0, 5], I_spatial[i, 1, 3]  # m_i c_i, frame axes
+        for a in range(3):
+            cg[a] += T_world[i, a, 0] * h0 + T_world[i, a, 1] * h1 + T_world[i, a, 2] * h2 + mi * T_world[i, a, 3]
+        m += mi
+    for a in range(3):
+        cg[a] /= m
+    return m
+
+
 @njit(_nrt=False)
 def _body_force(I_b: NDArray, R_wb: NDArray, v_b: NDArray, gravity: float, f_b: NDArray) -> None:
     """f_b = I_b g − v_b ×* (I_b v_b) (thesis eq. 2.44): the spatial force (N·m; N, body coordinates) the
@@ -233,13 +252,14 @@ def _rollover_margin(cg: NDArray, f: NDArray, points: NDArray, normals: NDArray,
     nw = points.shape[0]
     n0 = n1 = n2 = 0.0
     p0 = p1 = p2 = 0.0
+    inv = 1.0 / nw
     for w in range(nw):
-        n0 += normals[w, 0] / nw
-        n1 += normals[w, 1] / nw
-        n2 += normals[w, 2] / nw
-        p0 += points[w, 0] / nw
-        p1 += points[w, 1] / nw
-        p2 += points[w, 2] / nw
+        n0 += normals[w, 0] * inv
+        n1 += normals[w, 1] * inv
+        n2 += normals[w, 2] * inv
+        p0 += points[w, 0] * inv
+        p1 += points[w, 1] * inv
+        p2 += points[w, 2] * inv
     s = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
     n0, n1, n2 = n0 / s, n1 / s, n2 / s
     denom = f[0] * n0 + f[1] * n1 + f[2] * n2
@@ -270,8 +290,8 @@ def _rollover_margin(cg: NDArray, f: NDArray, points: NDArray, normals: NDArray,
     for k in range(nh):
         ax, ay = hull[k, 0], hull[k, 1]
         bx, by = hull[(k + 1) % nh, 0], hull[(k + 1) % nh, 1]
-        L = math.hypot(bx - ax, by - ay)
-        worst = max(worst, ((by - ay) * (px - ax) - (bx - ax) * (py - ay)) / L)
+        dx, dy = bx - ax, by - ay
+        worst = max(worst, (dy * (px - ax) - dx * (py - ay)) / math.sqrt(dx * dx + dy * dy))  # (not hypot: slow)
     return -worst
 
 
