@@ -486,13 +486,12 @@ class Simulator:
         for k in range(n + 1):
             v, omega = _checked_command(cmd, t[k])
             Q[k], QV[k] = data.q, data.qvel
-            # the last row's step is taken for its diagnostics only (as the compiled rollout): its state is not
-            # recorded; taken on ``data`` itself, whose workspace (the previous step's factor of ∂e/∂x, contact
-            # angles) the compiled rollout's last step has too
-            d = data
-            stepper.advance(d, 1, command=(v, omega))
-            DZ[k], CP[k], VC[k], F[k] = d.dz, d.contact_points, d.contact_speed, d.contact_force
-            SR[k], SA[k], IT[k], COST[k], CONV[k] = d.slip_ratio, d.slip_angle, d.iterations, d.cost, d.converged
+            # (the last row's step only for its diagnostics, its state not recorded — as the compiled rollout's, on
+            # the same workspace: the previous step's factor of ∂e/∂x, the contact angles)
+            stepper.advance(data, 1, command=(v, omega))
+            DZ[k], CP[k], VC[k], F[k] = data.dz, data.contact_points, data.contact_speed, data.contact_force
+            SR[k], SA[k], IT[k], COST[k] = data.slip_ratio, data.slip_angle, data.iterations, data.cost
+            CONV[k] = data.converged
             bar.update(k, time.perf_counter() - start)
         wall = time.perf_counter() - start
         bar.close()

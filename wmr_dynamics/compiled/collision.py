@@ -95,6 +95,7 @@ from wmr_dynamics.compiled.data import (
     TerrainData,
     model_data,
 )
+from wmr_dynamics.compiled.series import COS_TAYLOR, SIN_TAYLOR
 from wmr_dynamics.compiled.terrain import height_normal
 from wmr_dynamics.errors import ModelError, TerrainError
 from wmr_dynamics.model import WmrModel
@@ -207,8 +208,6 @@ def _query(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: floa
     return (z - h) * nz, nz * (az - gx * ax - gy * ay), nz * (bz - gx * bx - gy * by), (z - h) * dn
 
 
-_SIN_TAYLOR = tuple((-1.0) ** k / math.factorial(2 * k + 1) for k in range(1, 7))  # t³ … t¹³
-_COS_TAYLOR = tuple((-1.0) ** k / math.factorial(2 * k) for k in range(1, 8))  # t² … t¹⁴
 
 
 @njit(inline="always")
@@ -216,7 +215,7 @@ def _sin_cos(t: float) -> tuple:
     """(sin t, cos t): Taylor series for |t| ≤ 0.35 (truncation < 1e-18; products only), libm beyond."""
     if abs(t) > 0.35:
         return math.sin(t), math.cos(t)
-    a, b = _SIN_TAYLOR, _COS_TAYLOR
+    a, b = SIN_TAYLOR, COS_TAYLOR
     t2 = t * t
     s = t * (1.0 + t2 * (a[0] + t2 * (a[1] + t2 * (a[2] + t2 * (a[3] + t2 * (a[4] + t2 * a[5]))))))
     c = 1.0 + t2 * (b[0] + t2 * (b[1] + t2 * (b[2] + t2 * (b[3] + t2 * (b[4] + t2 * (b[5] + t2 * b[6]))))))

@@ -57,9 +57,9 @@ def cho_solve(L: NDArray, n: int, b: NDArray) -> None:
 def lu_factor(A: NDArray, n: int, LU: NDArray, piv: NDArray, rel_tol: float) -> bool:
     """LU factorization with partial pivoting, P A = L U, of the leading n × n block of A into LU (L unit lower
     triangular below the diagonal, U above it and the reciprocals 1/U_kk on it; ``LU`` may be ``A``); row k was
-    swapped with row piv[k]
-    (whole rows, in the order k = 0, 1, …: :func:`lu_solve` applies them so).  Returns False (LU partial)
-    where a pivot is at most ``rel_tol`` × the largest |entry| of A: A is numerically singular."""
+    swapped with row piv[k] (whole rows, in the order k = 0, 1, …: :func:`lu_solve` applies them so).  Returns
+    False (LU partial) where a pivot is at most ``rel_tol`` × the largest |entry| of A: A is numerically
+    singular."""
     amax = 0.0
     for i in range(n):
         for j in range(n):

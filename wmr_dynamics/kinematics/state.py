@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from wmr_dynamics._jit import njit
+from wmr_dynamics.compiled.series import COS_TAYLOR, SIN_TAYLOR
 
 
 @njit(_nrt=False)
@@ -55,11 +56,6 @@ def state_rate(q: NDArray, qvel: NDArray) -> NDArray:
     return out
 
 
-#: Taylor coefficients of sin(h)/h and cos(h) in h² (k = 1..6): −1/6, 1/120, … and −1/2, 1/24, …
-_SINC = tuple((-1.0) ** k / math.factorial(2 * k + 1) for k in range(1, 7))
-_COS = tuple((-1.0) ** k / math.factorial(2 * k) for k in range(1, 7))
-
-
 @njit(inline="always")
 def _half_angle(a2: float) -> tuple:
     """(sin(a/2)/a, cos(a/2)) for a rotation angle a = √a2 (rad): the exponential map's quaternion
@@ -70,7 +66,7 @@ def _half_angle(a2: float) -> tuple:
         a = math.sqrt(a2)
         return math.sin(0.5 * a) / a, math.cos(0.5 * a)
     h2 = 0.25 * a2
-    a, b = _SINC, _COS
+    a, b = SIN_TAYLOR, COS_TAYLOR  # (sin h / h to h¹², cos h to h¹²: the first six of each)
     sinc = 1.0 + h2 * (a[0] + h2 * (a[1] + h2 * (a[2] + h2 * (a[3] + h2 * (a[4] + h2 * a[5])))))
     cos = 1.0 + h2 * (b[0] + h2 * (b[1] + h2 * (b[2] + h2 * (b[3] + h2 * (b[4] + h2 * b[5])))))
     return 0.5 * sinc, cos
