@@ -4,6 +4,7 @@ rclpy node that records topics, and waiting with a deadline."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def ros_env() -> dict:
     env = dict(os.environ)
     assert env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"  # set by conftest.py; mandatory here
+    env["PYTHONFAULTHANDLER"] = "1"  # a node that crashes prints its threads' stacks into its log
     return env
 
 
@@ -49,9 +51,10 @@ class NodeProcess:
             self._out.flush()
         return self.log.read_text()
 
-    def stop(self) -> int:
+    def stop(self, sig: int = signal.SIGINT) -> int:
+        """Stop the node with ``sig`` (Ctrl-C by default); its exit status (-9: it ignored ``sig`` for 15 s)."""
         if self.proc.poll() is None:
-            self.proc.send_signal(2)  # SIGINT: rclpy shuts down cleanly
+            self.proc.send_signal(sig)
             try:
                 self.proc.wait(15)
             except subprocess.TimeoutExpired:

@@ -40,6 +40,17 @@ def test_a_cold_part_is_announced_once_and_then_marked_warm(tmp_path, monkeypatc
     assert calls == [1, 2]
 
 
+def test_plain_python_mode_compiles_nothing_so_it_neither_announces_nor_marks_a_part(tmp_path, monkeypatch,
+                                                                                     capsys) -> None:
+    # NUMBA_DISABLE_JIT=1 (debugging, coverage) runs the kernels as Python: a marker written then would tell a
+    # later compiled run that a cold cache is warm, and it would compile in silence
+    monkeypatch.setattr(cache, "cache_dir", lambda: tmp_path)
+    monkeypatch.setattr(cache.numba.config, "DISABLE_JIT", True)
+    assert cache.compiled("dynamic", lambda: 42) == 42
+    assert capsys.readouterr().err == ""
+    assert not cache.is_warm("dynamic")
+
+
 @pytest.mark.parametrize("part", ["kinematic", "dynamic", "dynamic-batch"])
 def test_the_warm_up_left_every_engine_part_in_the_cache(part: str) -> None:
     assert cache.is_warm(part), f"run 'python -m wmr_dynamics.warmup' (make install does): {part} is cold"

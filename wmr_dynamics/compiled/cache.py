@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+import numba
+
 from wmr_dynamics._jit import cache_dir
 
 T = TypeVar("T")
@@ -37,8 +39,9 @@ def is_warm(part: str) -> bool:
 
 def compiled(part: str, call: Callable[[], T], quiet: bool = False) -> T:
     """Run ``call`` (the first call of ``part``'s kernels); if the cache is cold, say so on stderr before and
-    how long it took after, then mark the part warm."""
-    if is_warm(part):
+    how long it took after, then mark the part warm.  Under ``NUMBA_DISABLE_JIT=1`` nothing compiles: no
+    message, no marker."""
+    if is_warm(part) or numba.config.DISABLE_JIT:
         return call()
     if not quiet:
         print(f"wmr_dynamics: compiling the {part} engine (first run after install or upgrade; about "

@@ -18,13 +18,13 @@ import sys
 import time
 
 import rclpy
-from rclpy._rclpy_pybind11 import RCLError
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 
 from wmr_dynamics.errors import WmrError
 from wmr_dynamics.io.bag import read, topics
 from wmr_dynamics.ros import convert
+from wmr_dynamics.ros.common import init
 
 GLOBAL_TOPICS = ("/tf", "/tf_static", "/clock")
 CLOCK_PERIOD_NS = 10_000_000  # /clock at most every 10 ms of bag time
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ros_args = argv[argv.index("--ros-args"):] if "--ros-args" in argv else []
     args = parser().parse_args(argv[:len(argv) - len(ros_args)])
-    rclpy.init(args=["wmr-bag-play", *ros_args])
+    init(["wmr-bag-play", *ros_args])  # Ctrl-C and SIGTERM: KeyboardInterrupt on this thread
     node = Node("wmr_bag_play")
     try:
         return play(args, node)
@@ -99,10 +99,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wmr-bag-play: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        return 130
-    except RCLError:
-        if rclpy.ok():
-            raise
         return 130
     finally:
         node.destroy_node()

@@ -30,7 +30,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import rclpy
 import yaml
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
@@ -199,13 +198,13 @@ class CalibrationNode(Node):
             self.pub_params.publish(String(data=yaml.safe_dump(mapping, sort_keys=False, default_flow_style=None)))
 
     def destroy_node(self) -> None:
-        self._save(publish=False)  # on shutdown (Ctrl-C) the context is gone: write the file only
+        self._save(publish=False)  # on shutdown (Ctrl-C): write the file only, nobody is left to listen
         super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> int:
     """Console script ``wmr-ros-calibrate`` (and ``ros2 run wmr_dynamics calibration_node``)."""
-    return run_node("wmr-ros-calibrate", CalibrationNode, rclpy.spin, args)
+    return run_node("wmr-ros-calibrate", CalibrationNode, args)
 
 
 if __name__ == "__main__":

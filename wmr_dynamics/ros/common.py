@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import tempfile
 import time
@@ -9,9 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import rclpy
-from rclpy._rclpy_pybind11 import RCLError
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 
 from wmr_dynamics.errors import WmrError
 
@@ -58,34 +59,66 @@ class ThrottledWarnings:
             self._logger.warning(text)
 
 
-def run_node(prog: str, make_node: Callable[[], Node], spin: Callable[[Node], None],
-             args: list[str] | None = None) -> int:
-    """A node's process: init, build the node (a WmrError is one line on stderr and exit 2), ``spin`` it until
-    Ctrl-C or shutdown (a publisher whose context a signal invalidated is a clean exit, ROS_NOTES.md); Ctrl-C or
-    SIGTERM before the node has started is a clean exit too."""
-    rclpy.init(args=args)
+#: the longest a node's executor waits for work before it looks for a stop request (s): Ctrl-C's latency
+STOP_POLL_S = 0.1
+
+
+class StopRequest:
+    """SIGINT and SIGTERM, handled on the main thread (rclpy's own handlers are not installed, :func:`init`).
+
+    rclpy's handlers shut the context down from a thread of their own, which can race a publish on the main
+    thread; a node stopped that way now and then died with SIGSEGV (a CI run at stop 32).  Here a signal during
+    the spin loop only sets ``requested``, which the loop reads between callbacks; the loop then destroys the
+    node and shuts rclpy down itself, in that order, on one thread.  Before the loop runs (building a node may
+    compile for minutes) and on a second signal, the signal raises KeyboardInterrupt at once."""
+
+    def __init__(self) -> None:
+        self.requested, self.spinning = False, False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        if self.spinning and not self.requested:
+            self.requested = True
+            return
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def init(args: list[str] | None = None) -> StopRequest:
+    """``rclpy.init`` without rclpy's signal handlers, and :class:`StopRequest` on SIGINT and SIGTERM."""
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    stop = StopRequest()
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    return stop
+
+
+def run_node(prog: str, make_node: Callable[[], Node], args: list[str] | None = None,
+             wait_s: Callable[[Node], float] | None = None, tick: Callable[[Node], object] | None = None) -> int:
+    """A node's process: init, build the node (a WmrError is one line on stderr and exit 2), spin it until
+    SIGINT or SIGTERM, then destroy it and shut down (exit 0; :class:`StopRequest`).  Each spin waits for work at
+    most ``wait_s(node)`` (and :data:`STOP_POLL_S`) seconds, then calls ``tick(node)`` where given."""
+    stop = init(args)
     try:
         node = make_node()
     except WmrError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         rclpy.try_shutdown()
         return 2
-    except KeyboardInterrupt:  # Ctrl-C while the node was starting: as clean an exit as during spin
+    except KeyboardInterrupt:  # a signal while the node was starting: as clean an exit as during spin
         rclpy.try_shutdown()
         return 0
-    except (RCLError, ExternalShutdownException):
-        if rclpy.ok():
-            raise
-        rclpy.try_shutdown()  # a signal (SIGTERM) shut the context down while the node published its first
-        return 0  # messages: a clean exit, as during spin
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
     try:
-        spin(node)
+        stop.spinning = True
+        while not stop.requested and rclpy.ok():
+            executor.spin_once(timeout_sec=min(STOP_POLL_S, wait_s(node)) if wait_s else STOP_POLL_S)
+            if tick is not None and not stop.requested:
+                tick(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except RCLError:
-        if rclpy.ok():
-            raise
     finally:
+        stop.spinning = False
+        executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()
     return 0

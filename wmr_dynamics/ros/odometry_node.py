@@ -26,7 +26,6 @@ import time
 from collections import deque
 
 import numpy as np
-import rclpy
 import yaml
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
@@ -143,7 +142,7 @@ class OdometryNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Console script ``wmr-ros-odometry`` (and ``ros2 run wmr_dynamics odometry_node``)."""
-    return run_node("wmr-ros-odometry", OdometryNode, rclpy.spin, args)
+    return run_node("wmr-ros-odometry", OdometryNode, args)
 
 
 if __name__ == "__main__":

@@ -49,10 +49,8 @@ import sys
 import time
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
@@ -377,17 +375,9 @@ class SimNode(Node):
                                                         self.terrain, b, spacing))
 
 
-def _spin(node: SimNode) -> None:
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    while rclpy.ok():
-        executor.spin_once(timeout_sec=node.seconds_to_next_step())
-        node.tick()
-
-
 def main(args: list[str] | None = None) -> int:
     """Console script ``wmr-ros-sim`` (and ``ros2 run wmr_dynamics sim_node``)."""
-    return run_node("wmr-ros-sim", SimNode, _spin, args)
+    return run_node("wmr-ros-sim", SimNode, args, wait_s=SimNode.seconds_to_next_step, tick=SimNode.tick)
 
 
 if __name__ == "__main__":
