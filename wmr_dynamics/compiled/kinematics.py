@@ -407,32 +407,30 @@ def _margin_only(md: ModelData, ws: KinematicWorkspace, work: EnhancedWork) -> f
 
 
 @njit(inline="always")
-def _contact_speeds(md: ModelData, ws: KinematicWorkspace, qvel: NDArray, vc: NDArray) -> None:
-    """vc[w] = ‖A_wheel,w q̇'‖ (m/s): the contact-point velocity of wheel w (``VelocitySolution.slip_speed``;
-    the rows in ws.A carry the wheel's row weight, divided out here)."""
+def _residual_and_speeds(md: ModelData, ws: KinematicWorkspace, qvel: NDArray, vc: NDArray) -> float:
+    """‖A q̇' − v‖ of the last solve (VelocitySolution.residual's norm; lifted wheels' rows weighted), and
+    vc[w] = ‖A_wheel,w q̇'‖ (m/s), the contact-point velocity of wheel w (``VelocitySolution.slip_speed``; the
+    rows in ws.A carry the wheel's row weight, divided out here) — both from one product A q̇'."""
     n = qvel.shape[0]
-    for w in range(md.wheel_frame.shape[0]):
+    nw = md.wheel_frame.shape[0]
+    res = 0.0
+    for w in range(nw):
         s2 = 0.0
         for c in range(3):
+            r = 3 * w + c
             s = 0.0
             for j in range(n):
-                s += ws.A[3 * w + c, j] * qvel[j]
+                s += ws.A[r, j] * qvel[j]
+            e = s - ws.v[r]
+            res += e * e
             s /= ws.row_weight[w, 1 if c == 2 else 0]
             s2 += s * s
         vc[w] = math.sqrt(s2)
-
-
-@njit(inline="always")
-def _residual(md: ModelData, ws: KinematicWorkspace) -> float:
-    """‖A q̇' − v‖ of the last solve (VelocitySolution.residual's norm; lifted wheels' rows weighted)."""
-    nr = 3 * md.wheel_frame.shape[0] + md.A_joint.shape[0]
-    n = md.parent.shape[0] + 5
-    res = 0.0
-    for r in range(nr):
-        s = -ws.v[r]
+    for r in range(3 * nw, 3 * nw + md.A_joint.shape[0]):
+        e = -ws.v[r]
         for j in range(n):
-            s += ws.A[r, j] * ws.qvel[j]
-        res += s * s
+            e += ws.A[r, j] * qvel[j]
+        res += e * e
     return math.sqrt(res)
 
 
@@ -456,7 +454,7 @@ def kinematic_step(md: ModelData, td: TerrainData, kd: KinematicsData, ws: Kinem
         qvel[j] = ws.qvel[j]
     for w in range(md.wheel_frame.shape[0]):
         dz[w] = ws.dz[w]
-    _contact_speeds(md, ws, qvel, vc)
+    _residual_and_speeds(md, ws, qvel, vc)
     _euler_step(q, qvel, dt, q_next)  # eq. 2.39
     for i in range(q_next.shape[0]):
         if not math.isfinite(q_next[i]):
@@ -536,12 +534,15 @@ def _normalize_quaternion(q: NDArray) -> None:
 
 @njit(_nrt=False)
 def _rollout_row(md: ModelData, td: TerrainData, cd: ControllerData, kd: KinematicsData, ws: KinematicWorkspace,
-                 q: NDArray, cmd: NDArray, k: int, last: bool, QV: NDArray, DZ: NDArray, CP: NDArray, VC: NDArray,
-                 RES: NDArray, ROLL: NDArray, record: bool) -> int:
-    """Row k of :func:`kinematic_rollout` at state q without body slip or margin: the solve and its diagnostics
-    (only q̇' without ``record``; allocation- and reference-count-free)."""
+                 work: EnhancedWork, q: NDArray, cmd: NDArray, k: int, last: bool, QV: NDArray, DZ: NDArray,
+                 CP: NDArray, VC: NDArray, RES: NDArray, ROLL: NDArray, record: bool) -> int:
+    """Row k of :func:`kinematic_rollout` at state q without body slip: the solve, the rollover margin where
+    ``kd.margin`` (:func:`_margin_only`), and the diagnostics (only q̇' without ``record``); one call per row,
+    allocation- and reference-count-free (a call passes the model and workspace tuples by value)."""
     st = _solve_row_inline(md, td, cd, kd, ws, q, cmd)
     if st == 0:
+        if kd.margin:
+            ws.body[2, 4] = _margin_only(md, ws, work)
         _row_record(md, kd, ws, k, last, QV, DZ, CP, VC, RES, ROLL, record)
     return st
 
@@ -559,10 +560,11 @@ def _row_record(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, k: in
 
 
 @njit(inline="always")
-def _row_diagnostics_inline(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, k: int, last: bool, QV: NDArray,
-                     DZ: NDArray, CP: NDArray, VC: NDArray, RES: NDArray, ROLL: NDArray) -> None:
-    """Row k's residual, margin, Δz and contact points; q̇' and ‖v_c‖ unless it is the last row."""
-    RES[k] = _residual(md, ws)
+def _row_diagnostics_inline(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, k: int, last: bool,
+                            QV: NDArray, DZ: NDArray, CP: NDArray, VC: NDArray, RES: NDArray, ROLL: NDArray) -> None:
+    """Row k's residual, margin, Δz, contact points and ‖v_c‖ (the last row's ‖v_c‖ is overwritten by the
+    caller); q̇' unless it is the last row."""
+    RES[k] = _residual_and_speeds(md, ws, ws.qvel, VC[k])
     ROLL[k] = ws.body[2, 4] if kd.margin else np.nan
     for w in range(md.wheel_frame.shape[0]):
         DZ[k, w] = ws.dz[w]
@@ -571,13 +573,12 @@ def _row_diagnostics_inline(md: ModelData, kd: KinematicsData, ws: KinematicWork
     if not last:
         for j in range(QV.shape[1]):
             QV[k, j] = ws.qvel[j]
-        _contact_speeds(md, ws, ws.qvel, VC[k])
 
 
 @njit(_nrt=False)
 def _row_diagnostics(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, k: int, last: bool, QV: NDArray,
                      DZ: NDArray, CP: NDArray, VC: NDArray, RES: NDArray, ROLL: NDArray, record: bool) -> None:
-    """:func:`_row_record` as a call (the rows with body slip or margin: their code is not inlined twice)."""
+    """:func:`_row_record` as a call (the rows with body slip: their code is not inlined twice)."""
     _row_record(md, kd, ws, k, last, QV, DZ, CP, VC, RES, ROLL, record)
 
 
@@ -585,8 +586,7 @@ def _row_diagnostics(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, 
 def _step_diagnostics(md: ModelData, kd: KinematicsData, ws: KinematicWorkspace, vc: NDArray,
                       diag: NDArray) -> None:
     """‖v_c‖ per wheel, the residual and the margin of the solve in ws."""
-    _contact_speeds(md, ws, ws.qvel, vc)
-    diag[0] = _residual(md, ws)
+    diag[0] = _residual_and_speeds(md, ws, ws.qvel, vc)
     diag[1] = ws.body[2, 4] if kd.margin else np.nan
 
 
@@ -626,12 +626,13 @@ def _rollout_loop(md: ModelData, td: TerrainData, cd: ControllerData, kd: Kinema
     for k in range(n + 1):
         for i in range(nq):
             Q[k, i] = q[i]
-        if kd.enhanced or kd.margin:
+        if kd.enhanced:
             st = _solve_at(md, td, cd, kd, ws, sc, q, cmds[k])
             if st == 0:
                 _row_diagnostics(md, kd, ws, k, k == n, QV, DZ, CP, VC, RES, ROLL, record)
         else:
-            st = _rollout_row(md, td, cd, kd, ws, q, cmds[k], k, k == n, QV, DZ, CP, VC, RES, ROLL, record)
+            st = _rollout_row(md, td, cd, kd, ws, sc.enhanced, q, cmds[k], k, k == n, QV, DZ, CP, VC, RES, ROLL,
+                              record)
         if st != 0:
             return st, k
         if k == n:
