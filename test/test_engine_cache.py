@@ -6,6 +6,7 @@ this left every engine part in the cache a user's first run will find (issue: a 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -63,3 +64,42 @@ def test_warm_up_loads_from_the_cache_and_says_so() -> None:
     for part in ("kinematic", "dynamic", "dynamic-batch"):
         assert any(line.startswith(f"wmr_dynamics: {part} engine loaded from the cache") for line in lines), lines
     assert str(_jit.cache_dir()) in r.stdout
+
+
+def test_prune_removes_only_other_versions_caches_unused_for_the_given_days(tmp_path, monkeypatch) -> None:
+    day = 86400.0
+    now = 1_800_000_000.0
+    current = tmp_path / "wmr_dynamics-current"
+    monkeypatch.setattr(cache, "cache_dir", lambda: current)
+
+    def folder(name: str, used_days_ago: float, marker: bool = True, size: int = 1000):
+        f = tmp_path / name
+        (f / "compiled").mkdir(parents=True)
+        (f / "compiled" / "kernel.nbc").write_bytes(b"x" * size)
+        t = now - used_days_ago * day
+        if marker:
+            (f / "dynamic.warm").touch()
+            os.utime(f / "dynamic.warm", (t, t))
+            os.utime(f, (now, now))  # the folder itself recent: the marker decides
+        else:
+            os.utime(f, (t, t))
+        return f
+
+    folder("wmr_dynamics-current", 400)  # the version in use: kept however old
+    old = folder("wmr_dynamics-old", 31, size=5000)
+    old_unmarked = folder("wmr_dynamics-unmarked", 45, marker=False, size=7000)
+    recent = folder("wmr_dynamics-recent", 29)
+    other = folder("somebody-else", 400)  # not a cache of ours
+    removed, freed = cache.prune(30, now=now)
+    assert (removed, freed) == (2, 12000)
+    assert not old.exists() and not old_unmarked.exists()
+    assert current.exists() and recent.exists() and other.exists()
+
+
+def test_a_warm_parts_use_refreshes_its_marker(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(cache, "cache_dir", lambda: tmp_path)
+    cache.compiled("kinematic", lambda: 1, quiet=True)
+    marker = tmp_path / "kinematic.warm"
+    os.utime(marker, (1.0, 1.0))
+    cache.compiled("kinematic", lambda: 1)
+    assert marker.stat().st_mtime > 1e9  # touched now: prune() sees the version in use

@@ -56,6 +56,12 @@ def main(argv: list[str] | None = None) -> int:
         from wmr_dynamics._jit import cache_dir
 
         print(f"wmr_dynamics: engine cache ready in {cache_dir()} ({sum(times.values()):.0f} s)")
+    from wmr_dynamics.compiled.cache import STALE_DAYS, prune
+
+    removed, freed = prune()
+    if removed and not args.quiet:
+        print(f"wmr_dynamics: removed {removed} engine cache(s) of other versions unused for {STALE_DAYS:.0f} days "
+              f"({freed / 1e6:.0f} MB)")
     return 0
 
 
