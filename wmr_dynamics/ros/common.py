@@ -97,28 +97,28 @@ def run_node(prog: str, make_node: Callable[[], Node], args: list[str] | None = 
     SIGINT or SIGTERM, then destroy it and shut down (exit 0; :class:`StopRequest`).  Each spin waits for work at
     most ``wait_s(node)`` (and :data:`STOP_POLL_S`) seconds, then calls ``tick(node)`` where given."""
     stop = init(args)
-    try:
+    node = executor = None
+    try:  # one try from init to shutdown: a signal at any point between is a clean exit
         node = make_node()
-    except WmrError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 2
-    except KeyboardInterrupt:  # a signal while the node was starting: as clean an exit as during spin
-        rclpy.try_shutdown()
-        return 0
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    try:
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
         stop.spinning = True
         while not stop.requested and rclpy.ok():
             executor.spin_once(timeout_sec=min(STOP_POLL_S, wait_s(node)) if wait_s else STOP_POLL_S)
             if tick is not None and not stop.requested:
                 tick(node)
+    except WmrError as e:
+        if executor is not None:
+            raise  # not a start-up error
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 2
     except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        pass  # a signal while the node was starting (or a second one): as clean an exit as a stop request
     finally:
         stop.spinning = False
-        executor.shutdown()
-        node.destroy_node()
+        if executor is not None:
+            executor.shutdown()
+        if node is not None:
+            node.destroy_node()
         rclpy.try_shutdown()
     return 0
