@@ -111,19 +111,9 @@ def systems(count: int, n: int = NX, seed: int = 3) -> tuple[NDArray, NDArray]:
     return A, rng.normal(size=(count, n))
 
 
-def _best_ns(fn: Callable[[], object], per: int, repeats: int = 7, target_s: float = 0.05) -> float:
-    """Fastest wall time of ``fn`` over repeats, ns per ``per`` items (calls batched to ≈ target_s)."""
-    fn()
-    start = time.perf_counter()
-    fn()
-    inner = max(1, int(target_s / max(time.perf_counter() - start, 1e-9)))
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        best = min(best, (time.perf_counter() - start) / inner)
-    return 1e9 * best / per
+def _ns_per(call: Callable[[], object], count: int) -> float:
+    """ns per item of ``call()``, which handles ``count`` items (speed's timer: fastest of its repeats)."""
+    return 1e3 * speed._time_us(lambda reps: [call() for _ in range(reps)]) / count
 
 
 def lu_speedups(count: int = SYSTEMS) -> dict:
@@ -132,7 +122,7 @@ def lu_speedups(count: int = SYSTEMS) -> dict:
     A, b = systems(count)
     x = np.empty_like(b)
     LU, piv = np.empty((NX, NX)), np.empty(NX, dtype=np.int64)
-    out = {"scalar": _best_ns(lambda: scalar_lu(A, b, x, LU, piv), count)}
+    out = {"scalar": _ns_per(lambda: scalar_lu(A, b, x, LU, piv), count)}
     ref = np.linalg.solve(A, b[..., None])[..., 0]
     if not np.allclose(x, ref, rtol=1e-9, atol=1e-12):
         raise AssertionError("the engine's LU does not solve the benchmark's systems")
@@ -141,7 +131,7 @@ def lu_speedups(count: int = SYSTEMS) -> dict:
         bl = np.ascontiguousarray(b.reshape(count // W, W, NX).transpose(0, 2, 1))
         xl, LUl = np.empty_like(bl), np.empty((NX, NX, W))
         for pivot in (False, True):
-            out[(W, pivot)] = _best_ns(lambda: lanes_lu(Al, bl, xl, LUl, pivot), count)  # noqa: B023
+            out[(W, pivot)] = _ns_per(lambda: lanes_lu(Al, bl, xl, LUl, pivot), count)  # noqa: B023
             got = xl.transpose(0, 2, 1).reshape(count, NX)
             if not np.allclose(got, ref, rtol=1e-6, atol=1e-9):
                 raise AssertionError(f"the lanes LU (W {W}, pivot {pivot}) does not solve the systems")
