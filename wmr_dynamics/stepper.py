@@ -196,10 +196,11 @@ class Stepper:
         ws = data.workspace
         ws.angle[:] = np.nan  # no previous contact angle: the first step's collision search is the full one
         if self.mode == "dynamic":
-            from wmr_dynamics.compiled.dynamics import C_FACTOR, C_MASS_READY, C_SLIDING
+            from wmr_dynamics.compiled.dynamics import C_FACTOR, C_MASS_READY, C_REUSE_MISSES, C_REUSE_SKIP, C_SLIDING
 
             ws.counts[C_MASS_READY] = 0
             ws.counts[C_FACTOR] = 0  # (the next step's first chord step would start from it: not a replay)
+            ws.counts[C_REUSE_SKIP] = ws.counts[C_REUSE_MISSES] = 0  # (nor would the reuse's back-off)
             ws.counts[C_SLIDING] = 0  # coulomb contact: every wheel starts sticking
             ws.tau_ext[:] = 0.0  # no external wrench
         else:

@@ -123,7 +123,7 @@ class DynamicsData(NamedTuple):
     contact_slot: int  # CONTACT_PYTHON: the model's callback slot
     actuator_slot: int  # ACTUATOR_PYTHON: the model's callback slot
     contact_moment: bool = False  # the contact model adds a moment about each wheel's axis (Ding's M_R)
-    reuse_factor: bool = False  # a first chord step on the previous step's factor of ∂e/∂x (_newton)
+    reuse_factor: int = 0  # REUSE_*: a first chord step on the previous step's factor of ∂e/∂x (_newton)
 
 
 # DynamicsWorkspace.counts entries.  (One small array, not five (1,)-array fields: every non-inlined kernel
@@ -139,7 +139,15 @@ C_NULL_READY = 6  # 1: ws.Nt, nt_cols and C_INPUTS are the null space of the rig
 C_UNIT_N = 7  # 1: every row of N has one nonzero entry (ws.nt_cols counts 1): _reduced's products are single terms
 C_FACTOR = 8  # ws.H, ws.piv (ws.J): 1: the LU factor of ∂e/∂x, 2: the Cholesky factor of JᵀJ, of the last Newton step
 #               taken with the current null space, at the step length ws.vp[1, 0]; 0: none (_newton's first chord step)
-N_COUNTS = 9
+C_REUSE_SKIP = 9  # REUSE_WHEN_PAID: steps left that start without the previous step's factor (_reuse_first)
+C_REUSE_MISSES = 10  # REUSE_WHEN_PAID: loops in a row that the chord steps on the previous factor did not end
+N_COUNTS = 11
+
+#: DynamicsData.reuse_factor: never; at every step; at the steps where it has been paying (_reuse_first)
+REUSE_NEVER, REUSE_ALWAYS, REUSE_WHEN_PAID = 0, 1, 2
+#: REUSE_WHEN_PAID: after k Newton loops in a row that the chord steps on the previous step's factor did not end,
+#: the next 2^k − 1 steps start without one (at most 2^REUSE_MAX_BACKOFF − 1)
+REUSE_MAX_BACKOFF = 5
 
 
 class DynamicsWorkspace(NamedTuple):
@@ -963,11 +971,12 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
     It saves forming ∂f_model/∂x, ∂e/∂x and its factor once; a chord step that does not halve
     ‖e‖ is dropped for a Newton step.  Both count as iterations.
 
-    With ``fd.reuse_factor`` the loop starts with a chord step on the *previous step's* factor where it is one of
-    ∂e/∂x in the same null-space coordinates at the same Δt (C_FACTOR): the iteration-matrix reuse of implicit ODE
-    solvers (Hairer & Wanner, Radau5's Jacobian reuse).  It is kept if it lowers ‖e‖ at all (a Newton step
-    follows from the lower point); for the smooth contact models it replaces about 0.8 of their 2–3 Newton
-    steps per step (docs/benchmarks.md, "The previous step's factor")."""
+    With ``fd.reuse_factor`` (:func:`_reuse_first`) the loop starts with a chord step on the *previous step's*
+    factor where it is one of ∂e/∂x in the same null-space coordinates at the same Δt (C_FACTOR): the
+    iteration-matrix reuse of implicit ODE solvers (Hairer & Wanner, Radau5's Jacobian reuse).  It is kept if it
+    lowers ‖e‖ at all; a second chord step follows where its contraction predicts that one ends the loop (as
+    above), else a Newton step from the lower point.  For the smooth contact models it replaces about 0.8 of
+    their 2–3 Newton steps per step (docs/benchmarks.md, "The previous step's factor")."""
     nx = ws.counts[C_INPUTS]
     _residual(md, fd, ws, ws.x, qvel, integral, dt, False, ws.e)
     df_ready = False  # ws.df holds ∂f_model/∂x at ws.x (else: the last evaluation was at ws.x, _form_df forms it)
@@ -977,7 +986,10 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
     chord = False  # ws.J, ws.H: the factor of the last full Newton step, which converged quadratically
     lu = True  # ws.H holds an LU factor of ∂e/∂x (else the Cholesky factor of JᵀJ)
     # the previous step's factor (same null space and Δt): a first chord step, kept if ‖e‖ falls at all
-    first = fd.reuse_factor and ws.counts[C_FACTOR] != 0 and ws.vp[1, 0] == dt and fd.max_iterations > 1
+    first = (ws.counts[C_FACTOR] != 0 and ws.vp[1, 0] == dt and fd.max_iterations > 1 and norm > fd.tolerance
+             and _reuse_first(fd, ws))
+    tried = first  # (REUSE_WHEN_PAID: did the chord steps on the previous step's factor end the loop?)
+    newton = False  # a Newton step was taken (∂e/∂x formed and factored)
     if first:
         chord, lu = True, ws.counts[C_FACTOR] == 1
     while it < fd.max_iterations and norm > fd.tolerance:
@@ -987,13 +999,13 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
             if new >= 0.0:
                 prev, norm = norm, new
                 df_ready = False
-                if first:  # the next chord step only on a Newton step's quadratic rate
-                    chord = first = False
+                first = False  # another chord step only where this one's rate predicts that it ends the loop
                 continue
             first = False
             _residual(md, fd, ws, ws.x, qvel, integral, dt, True, ws.e)  # back at x, with ∂f_model/∂x: Newton
             df_ready = True
             chord = False
+        newton = True
         if not df_ready:
             _form_df(md, fd, ws, dt)
         _force_balance_jacobian(ws, nx, ws.counts[C_MODEL_ROWS], n, ws.J, fd.contact_moment)
@@ -1012,8 +1024,39 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
         df_ready = False
         prev, norm = norm, math.sqrt(_dot(ws.e, ws.e, nx))
         chord = alpha == 1.0
+    if tried and fd.reuse_factor == REUSE_WHEN_PAID:
+        _reuse_paid(ws, not newton and norm <= fd.tolerance)
     # the last evaluation was at the final x (initial point, accepted trial, or re-evaluation): ws.qn, vc, fc
     return it, norm
+
+
+@njit(inline="always")
+def _reuse_first(fd: DynamicsData, ws: DynamicsWorkspace) -> bool:
+    """Whether this step's Newton loop starts with a chord step on the previous step's factor (which exists): always
+    (REUSE_ALWAYS), never (REUSE_NEVER), or (REUSE_WHEN_PAID) unless the back-off of :func:`_reuse_paid` skips
+    this step."""
+    if fd.reuse_factor != REUSE_WHEN_PAID:
+        return fd.reuse_factor == REUSE_ALWAYS
+    if ws.counts[C_REUSE_SKIP] > 0:
+        ws.counts[C_REUSE_SKIP] -= 1
+        return False
+    return True
+
+
+@njit(inline="always")
+def _reuse_paid(ws: DynamicsWorkspace, paid: bool) -> None:
+    """REUSE_WHEN_PAID's record of a loop that started with a chord step on the previous step's factor: ``paid`` —
+    chord steps ended it without a Newton step, saving ∂f_model/∂x, ∂e/∂x, its factor and an evaluation — keeps
+    it on; else the next 2^k − 1 steps start with a Newton step, k the misses in a row (exponential back-off, as
+    a step-size controller's rejections): a piecewise-linear model's one Newton step is exact, and where the
+    geometry changes much between steps (Zoë at Δt 0.04) the chord steps rarely end the loop and would only add
+    an evaluation; where it changes little (the Talon at Δt 0.01) they end it at most steps."""
+    if paid:
+        ws.counts[C_REUSE_MISSES] = 0
+        return
+    k = min(ws.counts[C_REUSE_MISSES] + 1, REUSE_MAX_BACKOFF)
+    ws.counts[C_REUSE_MISSES] = k
+    ws.counts[C_REUSE_SKIP] = (1 << k) - 1
 
 
 @njit(inline="always")  # inlined into dynamic_step (one call site) and force_balance_step

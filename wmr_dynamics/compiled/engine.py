@@ -123,14 +123,15 @@ def dynamics_data(model: WmrModel, options, max_halvings: int = 3, owner: object
         bool(getattr(options.contact, "has_axle_moment", False) and kind != PYTHON), _reuse_factor(options, kind))
 
 
-def _reuse_factor(options, kind: int) -> bool:  # noqa: ANN001
-    """DynamicsOptions.reuse_factor resolved: None → the contact model's ``smooth_force`` (never in the coulomb
-    mode, whose active set remakes the null space every step)."""
-    if kind == D.CONTACT_COULOMB:
-        return False
-    if options.reuse_factor is None:
-        return bool(getattr(options.contact, "smooth_force", False))
-    return bool(options.reuse_factor)
+def _reuse_factor(options, kind: int) -> int:  # noqa: ANN001
+    """DynamicsOptions.reuse_factor resolved to a ``REUSE_*`` code: None → always for the smooth contact models
+    (``smooth_force``), where it paid for the piecewise ones; never in the coulomb mode, whose active set remakes
+    the null space every step."""
+    if kind == D.CONTACT_COULOMB or options.reuse_factor is False:
+        return D.REUSE_NEVER
+    if options.reuse_factor is None and not getattr(options.contact, "smooth_force", False):
+        return D.REUSE_WHEN_PAID
+    return D.REUSE_ALWAYS
 
 
 def terrain_data(terrain, exact_only: bool = False) -> TerrainData:  # noqa: ANN001

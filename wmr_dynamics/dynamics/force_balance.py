@@ -55,9 +55,12 @@ class DynamicsOptions:
             (``collision.wheel_contacts``'s ``n_samples``, ≥ 8); fewer is faster, 36 (10°) finds step edges.
         reuse_factor: start each step's Newton loop with a chord step on the previous step's factor of ∂e/∂x
             (same null space and Δt), kept if it lowers ‖e‖ — the iteration-matrix reuse of implicit ODE
-            solvers.  ``None`` (default): where the contact model's force law is smooth and nonlinear
-            (``smooth_force``: Pacejka, the terramechanics models), whose Newton loop needs several steps; a
-            piecewise-linear model's one Newton step is exact, so the chord step would only add one.
+            solvers.  ``True``: at every step; ``False``: never.  ``None`` (default): at every step where the
+            contact model's force law is smooth and nonlinear (``smooth_force``: Pacejka, the terramechanics
+            models), whose Newton loop needs several steps; for the piecewise-linear models, whose one Newton
+            step is exact, only where it has been paying — where the chord step alone ended the loop — with an
+            exponential back-off after misses (``compiled.dynamics._reuse_paid``: the Talon at Δt 0.01 takes it,
+            Zoë at Δt 0.04 mostly not); never in the ``coulomb`` mode.
     """
 
     contact: object
