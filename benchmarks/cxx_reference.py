@@ -69,6 +69,8 @@ CASES = (
      ["rocky_rough_0"], 0.01),
     ("Talon, linear, ours sampled as the C++ (3 points per lower run: belt_points 1)", "talon", "dyn",
      "talon-cxx-sampling", "linear", ["rocky_rough_0"], 0.01),
+    ("Talon, linear, ours with the C++'s tolerance", "talon", "dyn", "talon", "linear-cxx-tol", ["rocky_rough_0"],
+     0.01),
 )
 
 

@@ -3,6 +3,7 @@
 Everything runs on the one compiled engine; the user's Python contact model below is called back from it.
 """
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -241,7 +242,9 @@ def test_a_failed_line_search_ends_the_newton_loop_and_the_step_is_halved():
 
     model = load_model("zoe")
     terrain = zoe_rough.load_terrain(1)
-    sim = Simulator(model, terrain, mode="dynamic", dt=0.04)
+    # (the trajectory as the Newton loop without the previous step's factor takes it: its state at step 4)
+    opts = dataclasses.replace(DynamicsOptions.from_config(model), reuse_factor=False)
+    sim = Simulator(model, terrain, mode="dynamic", dt=0.04, dynamics=opts)
     eng = sim.compiled
     cmd = np.array([0.64132817, 0.42315941])  # (the batch's trajectory 4)
     run = eng.rollout(sim.initial_state(), np.zeros(model.num_dof), np.tile(cmd, (6, 1)), 0.04)

@@ -145,14 +145,15 @@ def test_a_workspace_keeps_its_null_space_while_the_rigid_rows_are_the_same(name
     equal each step made in a fresh workspace (Zoë's unit rows bit for bit; Rocky 7's targets by forward
     substitution where the fresh set-up orthonormalizes: to rounding)."""
     model, engine, _, q, qvel, u = _state(name)
+    fd = engine.fd._replace(reuse_factor=D.REUSE_NEVER)  # (the kept factor's first chord step: its own tests)
     ws = engine.workspace()
     assert ws.counts[D.C_NULL_READY] == 0
     rng = np.random.default_rng(7)
     for _ in range(5):
         qk, uk = q.copy(), u + rng.normal(scale=1.0, size=u.shape)
         qk[4:6] += rng.normal(scale=0.02, size=2)
-        st, conv, kept = _fb_step(engine, engine.fd, ws, qk, qvel, uk)
-        st0, conv0, fresh = _fb_step(engine, engine.fd, engine.workspace(), qk, qvel, uk)
+        st, conv, kept = _fb_step(engine, fd, ws, qk, qvel, uk)
+        st0, conv0, fresh = _fb_step(engine, fd, engine.workspace(), qk, qvel, uk)
         assert st == st0 == 0 and conv and conv0
         assert ws.counts[D.C_NULL_READY] == 1
         if name == "zoe":

@@ -377,13 +377,13 @@ def _setup_rows(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, qvel: ND
             ws.qp[i] += t * ws.basis[b, i]
     _reduced(md, ws, nz, n, nA, qvel, dt)
     vp = ws.vp[0]
-    for r in range(3 * nw):  # the wheel rows' velocities at x = 0, A q̇'_p (an evaluation adds (A Nᵀ) x)
-        s = 0.0
-        for j in range(n):
-            t = ws.A[r, j]
-            if t != 0.0:  # only the body's and the wheel's chain's columns
-                s += t * ws.qp[j]
-        vp[r] = s
+    for r in range(3 * nw):  # the wheel rows' velocities at x = 0, A q̇'_p (an evaluation adds (A Nᵀ) x) ...
+        vp[r] = 0.0
+    for j in range(n):  # ... over q̇'_p's nonzero entries (ideal actuators: their joints' rates), column by column
+        t = ws.qp[j]
+        if t != 0.0:
+            for r in range(3 * nw):
+                vp[r] += ws.A[r, j] * t
     if fd.contact_moment:
         _moment_directions(md, ws, n, nz)
     for k in range(nz):  # warm start: the current velocity's free components (§2.4.4; the C++'s q̈' = 0)
@@ -974,9 +974,10 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
     With ``fd.reuse_factor`` (:func:`_reuse_first`) the loop starts with a chord step on the *previous step's*
     factor where it is one of ∂e/∂x in the same null-space coordinates at the same Δt (C_FACTOR): the
     iteration-matrix reuse of implicit ODE solvers (Hairer & Wanner, Radau5's Jacobian reuse).  It is kept if it
-    lowers ‖e‖ at all; a second chord step follows where its contraction predicts that one ends the loop (as
-    above), else a Newton step from the lower point.  For the smooth contact models it replaces about 0.8 of
-    their 2–3 Newton steps per step (docs/benchmarks.md, "The previous step's factor")."""
+    lowers ‖e‖ at all; then a Newton step from the lower point — or, with REUSE_WHEN_PAID (the piecewise-linear
+    models), a second chord step where the first one's contraction predicts that it ends the loop (as above).
+    For the smooth contact models it replaces about 0.8 of their 2–3 Newton steps per step (docs/benchmarks.md,
+    "The previous step's factor")."""
     nx = ws.counts[C_INPUTS]
     _residual(md, fd, ws, ws.x, qvel, integral, dt, False, ws.e)
     df_ready = False  # ws.df holds ∂f_model/∂x at ws.x (else: the last evaluation was at ws.x, _form_df forms it)
@@ -999,7 +1000,11 @@ def _newton(md, fd, ws, qvel, integral, dt, n) -> tuple:  # noqa: ANN001
             if new >= 0.0:
                 prev, norm = norm, new
                 df_ready = False
-                first = False  # another chord step only where this one's rate predicts that it ends the loop
+                # the smooth models: the next chord step only on a Newton step's quadratic rate (a second one here
+                # changed the stalls of Ding's wheels, whose unconverged steps follow the loop's path)
+                if first and fd.reuse_factor != REUSE_WHEN_PAID:
+                    chord = False
+                first = False
                 continue
             first = False
             _residual(md, fd, ws, ws.x, qvel, integral, dt, True, ws.e)  # back at x, with ∂f_model/∂x: Newton
