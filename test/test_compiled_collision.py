@@ -118,8 +118,7 @@ def test_unbounded_terrain_without_bounds_is_refused():
 # -------------------------------------------------------------------------------------------- contacts
 @pytest.mark.parametrize("name", VEHICLES)
 def test_contacts_on_a_rough_grid_are_the_lowest_rim_points_of_a_dense_search(name, rough):
-    """Oracle: eq. 2.8 minimized by brute force over 20,000 rim angles per wheel (a track's arc: over its half of the
-    circle) with the terrain's own query.
+    """Oracle: eq. 2.8 minimized by brute force over 20,000 rim angles per wheel with the terrain's own query.
     The reported Δz is that of a rim point (never below the dense minimum by more than Δz can change between
     two dense samples) and, for wheels near the ground,
     within 0.2 mm of it (a wheel high above rough ground has many shallow minima: the search may settle in
@@ -141,8 +140,7 @@ def test_contacts_on_a_rough_grid_are_the_lowest_rim_points_of_a_dense_search(na
                 h, n = rough.height_normal(point[:1], point[1:2])
                 assert c.dz[w] == pytest.approx((point[2] - h[0]) * n[0, 2], abs=1e-12)
                 continue
-            d = delta[model.wheel_side[w] * np.sin(delta) <= 1e-12]  # an arc: its half of the circle (Wheel.side)
-            rim = o - rc * (np.sin(d)[:, None] * x + np.cos(d)[:, None] * z)  # eq. 2.9
+            rim = o - rc * (np.sin(delta)[:, None] * x + np.cos(delta)[:, None] * z)  # eq. 2.9
             h, n = rough.height_normal(rim[:, 0], rim[:, 1])
             dense = (rim[:, 2] - h) * n[:, 2] - tube  # eq. 2.8, r_terrain straight below the point
             assert c.dz[w] >= dense.min() - np.abs(np.diff(dense)).max() / 2 - 1e-12

@@ -7,7 +7,6 @@ roller radius), finite differences of points fixed to the outline, and closed fo
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 import sys
@@ -287,23 +286,10 @@ def test_a_run_resting_on_a_step_edge_touches_at_the_edge(talon):
         assert np.allclose(level.dz[list(t.elements)], 0.0, atol=1e-12)
 
 
-def _arc_on_plane(n, point, C, x, z, r, side):
-    """Closed form: the least n̂·(p − p0) over the arc's half of the circle p = C − r (sin δ x̂ + cos δ ẑ), its side
-    σ (−1 rear, +1 front: σ sin δ ≤ 0) — the circle's own lowest point, at (sin δ, cos δ) ∥ (n̂·x̂, n̂·ẑ), where
-    that lies on the half, else the nearer of the boundaries δ = 0 and π.  Returns (Δz, sin δ, cos δ)."""
-    a, b = n @ x, n @ z
-    k = np.hypot(a, b)
-    if side * a / k <= 1e-12:
-        return n @ (C - point) - r * k, a / k, b / k
-    cb = 1.0 if b >= 0.0 else -1.0
-    return n @ (C - point) - r * cb * b, 0.0, cb
-
-
 def test_arc_contacts_are_eq_2_8s_on_planes_in_any_pose(talon):
-    """On a plane the belt-surface normal is the plane's: every roller's Δz is the closed form of eq. 2.8 on its
-    half of the circle (:func:`_arc_on_plane`: where the circle's lowest point lies on it, the signed distance
-    n̂·C − n̂·p0 − r√(1 − (n̂·ŷ)²), ŷ the roller axis) and its normal n̂, for random planes and poses (rollers sunk
-    deeper than their radius included: they keep eq. 2.8's contact, the same on a plane)."""
+    """On a plane the belt-surface normal is the plane's: every roller's Δz is the circle's signed distance
+    n̂·C − n̂·p0 − r√(1 − (n̂·ŷ)²) (closed form, ŷ the roller axis) and its normal n̂, for random planes and poses
+    (rollers sunk deeper than their radius included: they keep eq. 2.8's contact, the same on a plane)."""
     rng = np.random.default_rng(11)
     for _ in range(8):
         n = np.array([*rng.uniform(-0.4, 0.4, 2), 1.0])
@@ -315,76 +301,13 @@ def test_arc_contacts_are_eq_2_8s_on_planes_in_any_pose(talon):
         T = forward_kinematics(talon, q)
         c = wheel_contacts(talon, T, ground, track_edges=True)
         for t in tracks(talon):
+            y = T[t.frame, :3, 1]
             for w, (x, z, r) in ((t.elements[0], (*t.rear, t.rear_radius)),
                                  (t.elements[-1], (*t.front, t.front_radius))):
                 C = T[t.frame, :3, 3] + T[t.frame, :3, :3] @ np.array([x, 0.0, z])
-                dist, _, _ = _arc_on_plane(n, np.asarray(ground.point), C, T[t.frame, :3, 0], T[t.frame, :3, 2], r,
-                                           talon.wheel_side[w])
+                dist = n @ (C - ground.point) - r * np.sqrt(1.0 - (n @ y) ** 2)
                 assert c.dz[w] == pytest.approx(dist, abs=1e-9)
                 assert np.allclose(c.normals[w], n, atol=1e-9)
-
-
-def test_arcs_face_out_of_the_track(talon):
-    """A track's rear arc has side −1 and its front arc +1 (``Wheel.side``, ``WmrModel.wheel_side``): the belt wraps
-    the roller's outer half; other elements and wheels have 0 (a whole circle); a side on anything but an arc,
-    or other than −1, 0, 1, is refused."""
-    for t in tracks(talon):
-        assert talon.wheel_side[t.elements[0]] == -1 and talon.wheel_side[t.elements[-1]] == 1
-        assert not talon.wheel_side[list(t.elements[1:-1])].any()
-    assert not wd.load_model("zoe").wheel_side.any()
-    m = wd.load_model("talon")
-    for bad, kind in ((2, "arc"), (1, "belt"), (True, "arc")):
-        rear = dataclasses.replace(m.wheels[0], side=bad, kind=kind, run=(0.05, 0.0) if kind == "belt" else (0, 0))
-        with pytest.raises(ModelError, match="side is an arc's"):
-            dataclasses.replace(m, wheels=(rear, *m.wheels[1:]))
-
-
-@pytest.mark.parametrize("pitch", [0.2, -0.2])
-def test_an_arc_whose_circle_dips_inside_the_track_touches_at_the_runs_end(talon, pitch):
-    """Talon pitched ±0.2 rad on a plane, the lower rollers 2 cm into it: one roller's circle has its lowest point on
-    the inner half — inside the track, above the lower run — so that arc touches at the run's end (δ = 0, Δz
-    of that point: the closed form, 0.2 rad × r higher than the circle's own minimum), the other at its circle's
-    lowest point (on its outer half).  The full search and the warm start (from the boundary, from 0.1 rad
-    outwards, and from the circle's own minimum inside) give the same contacts."""
-    from wmr_dynamics.compiled.collision import N_SAMPLES, wheel_contacts_kernel
-    from wmr_dynamics.compiled.data import model_data
-    from wmr_dynamics.compiled.terrain import compile_terrain
-
-    ground = Plane()
-    T = forward_kinematics(talon, talon.state(rpy=(0.0, pitch, 0.0)))
-    low = min(T[t.frame, 2, 3] + T[t.frame, 2, :3] @ np.array([x, 0.0, z]) - r for t in tracks(talon)
-              for x, z, r in ((*t.rear, t.rear_radius), (*t.front, t.front_radius)))
-    T = forward_kinematics(talon, talon.state(xyz=(0.0, 0.0, -low - 0.02), rpy=(0.0, pitch, 0.0)))
-    c = wheel_contacts(talon, T, ground, track_edges=True)
-    up, inner = np.array([0.0, 0.0, 1.0]), 0
-    for t in tracks(talon):
-        x, z = T[t.frame, :3, 0], T[t.frame, :3, 2]
-        for w, (cx, cz, r) in ((t.elements[0], (*t.rear, t.rear_radius)), (t.elements[-1], (*t.front, t.front_radius))):
-            C = T[t.frame, :3, 3] + T[t.frame, :3, :3] @ np.array([cx, 0.0, cz])
-            dist, sd, cd = _arc_on_plane(up, np.zeros(3), C, x, z, r, talon.wheel_side[w])
-            assert c.dz[w] == pytest.approx(dist, abs=1e-12)
-            if sd == 0.0:  # the run's end: the point below the centre in the hub frame, higher than the circle's
-                inner += 1
-                np.testing.assert_allclose(c.points[w], C - r * z, atol=1e-12)
-                assert c.dz[w] == pytest.approx(C[2] - r * np.cos(pitch), abs=1e-12)
-                assert c.dz[w] > C[2] - r + 0.015 * r
-    assert inner == 2  # one roller of each track
-    td, md = compile_terrain(ground), model_data(talon)
-    nw = talon.num_wheels
-    full = None
-    for start in (None, 0.0, 0.1, -0.1, 0.2, -0.2):
-        points, frames, dz, lateral = np.empty((nw, 3)), np.empty((nw, 3, 3)), np.empty(nw), np.empty(nw)
-        angle = np.full(nw, np.nan if start is None else 0.0)
-        if start is not None:  # outwards for each arc: −σ·start (start < 0: into the inner half)
-            angle[talon.wheel_kind == 1] = -talon.wheel_side[talon.wheel_kind == 1] * start
-        assert wheel_contacts_kernel(md, td, np.ascontiguousarray(T), N_SAMPLES, points, frames, dz, angle,
-                                     lateral) == 0
-        if full is None:
-            full = dz.copy(), points.copy()
-            np.testing.assert_allclose(dz, c.dz, atol=1e-12)
-        else:
-            np.testing.assert_allclose(dz, full[0], atol=1e-12)
-            np.testing.assert_allclose(points, full[1], atol=1e-9)
 
 
 def test_the_belt_runs_in_the_contact_plane(talon):

@@ -22,8 +22,6 @@ array             shape           meaning
 ``wheel_centre``  (nw, 3)         centre of the element's circle in the hub frame, m (0 for a wheel)
 ``wheel_circle``  (nw,)           radius of the element's circle for collision, m (a wheel's outer radius)
 ``wheel_run``     (nw, 3)         a run point's half stretch of its run in the hub frame, m (0: a wheel, an arc)
-``wheel_side``    (nw,)           an arc's side: −1 rear roller, +1 front roller (the belt wraps the circle's
-                                  half facing −x̂ / +x̂ of the hub frame); 0 the whole circle (wheels, run points)
 ``wheel_widths``  (nw,)           m
 ``wheel_torus``   (nw,)           True for torus wheels (Auchter et al.)
 ``wheel_tube_radii`` (nw,)        tread crown (tube) radius of a torus wheel, m; 0 for a 3D circle
@@ -122,10 +120,7 @@ class Wheel:
     the belt: its contact-point velocity along the outline is ``rolling_radius``·θ̇ (the sprocket radius r_s).
     A run point's ``run`` = (x, z) (m, hub frame) is half its stretch of the run: on terrains with edges its
     contact slides within ±run of the fixed point to the terrain's highest point under the belt
-    (``compiled/collision.py``, :func:`~wmr_dynamics.compiled.collision._run_contact`).  An arc's ``side`` is
-    −1 for a rear roller and +1 for a front one: the belt wraps only the circle's outer half, the one facing
-    −x̂ (+x̂) of the hub frame, from the lower run's end (δ = 0) round to the upper run's (δ = π); its inner
-    half lies inside the track, where the runs touch instead.  0 (the default) searches the whole circle.
+    (``compiled/collision.py``, :func:`~wmr_dynamics.compiled.collision._run_contact`).
     ``name`` identifies the element (default: the frame name); ``track`` names its track.
     """
 
@@ -140,7 +135,6 @@ class Wheel:
     name: str | None = None
     track: str | None = None
     run: tuple[float, float] = (0.0, 0.0)
-    side: int = 0
 
     @property
     def label(self) -> str:
@@ -203,8 +197,7 @@ def track_elements(track: Track) -> list[Wheel]:
             raise ModelError(f"{where}: {key} must be an integer in [0, 60], got {v!r}")
     common = dict(frame=track.frame, width=float(track.width), rolling_radius=float(track.sprocket_radius),
                   track=name)
-    out = [Wheel(radius=float(track.rear_radius), kind="arc", centre=(xr, zr), name=f"{name}/rear", side=-1,
-                 **common)]
+    out = [Wheel(radius=float(track.rear_radius), kind="arc", centre=(xr, zr), name=f"{name}/rear", **common)]
     for kind, n, side in (("belt", int(track.belt_points), -1.0), ("upper", int(track.upper_points), 1.0)):
         # each point's stretch: half the spacing along the line through the rollers' lowest (highest) points
         run = (0.5 * (xf - xr) / (n + 1), 0.5 * ((zf + side * track.front_radius) - (zr + side * track.rear_radius))
@@ -214,8 +207,7 @@ def track_elements(track: Track) -> list[Wheel]:
             r = (1 - s) * track.rear_radius + s * track.front_radius
             out.append(Wheel(radius=float(r), kind=kind, centre=((1 - s) * xr + s * xf, (1 - s) * zr + s * zf),
                              name=f"{name}/{kind}{k}", run=run, **common))
-    out.append(Wheel(radius=float(track.front_radius), kind="arc", centre=(xf, zf), name=f"{name}/front", side=1,
-                     **common))
+    out.append(Wheel(radius=float(track.front_radius), kind="arc", centre=(xf, zf), name=f"{name}/front", **common))
     return out
 
 
@@ -528,9 +520,6 @@ def _validate_element(w: Wheel, where: str) -> None:
     _finite2(w.run, f"{where}: run")
     if w.kind in ("wheel", "arc") and tuple(w.run) != (0.0, 0.0):
         raise ModelError(f"{where}: only a run point ('belt', 'upper') has a stretch of run, got run={w.run!r}")
-    if isinstance(w.side, bool) or w.side not in (-1, 0, 1) or (w.side != 0 and w.kind != "arc"):
-        raise ModelError(f"{where}: side is an arc's (-1 rear roller, +1 front roller, 0 the whole circle), "
-                         f"got side={w.side!r} for kind {w.kind!r}")
     if not (np.isfinite(w.rolling) and w.rolling > 0):
         raise ModelError(f"{where}: rolling_radius must be a positive number of metres, got {w.rolling_radius!r}")
     if w.kind == "wheel" and (tuple(w.centre) != (0.0, 0.0) or w.track is not None):
@@ -589,7 +578,6 @@ def _compile(m: WmrModel) -> None:
     wheel_centre = np.array([(w.centre[0], 0.0, w.centre[1]) for w in m.wheels], dtype=float).reshape(-1, 3)
     wheel_circle = np.array([w.radius for w in m.wheels], dtype=float)
     wheel_run = np.array([(w.run[0], 0.0, w.run[1]) for w in m.wheels], dtype=float).reshape(-1, 3)
-    wheel_side = np.array([w.side for w in m.wheels], dtype=float)
     wheel_width = np.array([w.width for w in m.wheels], dtype=float)
     wheel_torus = np.array([w.shape == "torus" for w in m.wheels], dtype=bool)
     wheel_tube = np.array([w.tube_radius if w.shape == "torus" else 0.0 for w in m.wheels], dtype=float)
@@ -603,7 +591,6 @@ def _compile(m: WmrModel) -> None:
                   inertia=inertia, I_spatial=I_sp, joint_lower=lower, joint_upper=upper,
                   wheel_frame=wheel_frame, wheel_radii=wheel_radius, wheel_widths=wheel_width,
                   wheel_kind=wheel_kind, wheel_centre=wheel_centre, wheel_circle=wheel_circle, wheel_run=wheel_run,
-                  wheel_side=wheel_side,
                   wheel_torus=wheel_torus, wheel_tube_radii=wheel_tube, A_joint=A_joint, b_joint=b_joint)
     for key, arr in arrays.items():
         arr.setflags(write=False)

@@ -70,15 +70,6 @@ face) to its centre (:func:`_belt_surface`), its search carried on to the edge o
 (:func:`_arc_descend`), and a run point sliding along its stretch of the run there (:func:`_run_contact`).
 Wheels are searched as in method 0; on a plane the contacts are method 0's.
 
-**A track's arcs** (every method) are searched on their half of the circle only (``Wheel.side``, ``ModelData
-.wheel_centre[:, 5]``: −1 rear roller, +1 front): the belt wraps the roller's outer half, from the lower run's end
-(δ = 0) round to the upper run's (δ = π); the inner half lies inside the track, where the runs touch.  Samples,
-refinement candidates and jump-check samples of the inner half are skipped (:func:`_inward`: the jump check of a
-Talon arc queries about half as many points); a minimum polished into the inner half moves to the boundary
-(:func:`_onto_side`), and a boundary where Δz rises into the half is the minimum again at the next step without a
-polish (:func:`_at_boundary`).  At the boundary the contact is eq. 2.8's at that point, as at a run point (no belt
-surface: the rim point there is no tangency).
-
 Two things made it fast (measured per wheel, Zoë on the thesis terrains, method 0): the small helpers are
 ``inline="always"`` (kernels load from numba's cache as machine code, so calls between them are never
 inlined by LLVM, and each call reference-counts the arrays it passes — 4.6 → 1.5 µs), and the kernel is
@@ -117,7 +108,6 @@ FAST_WINDOW = 5  # method 1: coarse samples within ±5 · 10° of the lowest rim
 FAST_ROUNDS = 2  # method 1: sampled refinement rounds (10° → 2.5° → 0.625°) before the fixed-point iteration
 FAST_ITERATIONS = 6  # method 1: at most this many fixed-point / bisection steps
 FAST_TOLERANCE = 1e-5  # rad: method 1 stops when the next step is smaller
-SIDE_TOLERANCE = 1e-12  # |sin δ| at or below which a rim point is on an arc's boundary (δ = 0 or π): on its half
 
 
 @dataclass(frozen=True)
@@ -238,24 +228,6 @@ def _unit(s: float, c: float) -> tuple:
     return s / r, c / r
 
 
-@njit(inline="always")
-def _inward(side: float, s: float) -> bool:
-    """The rim point with sin δ = s lies on the inner half of an arc of this ``side`` (``Wheel.side``: −1 rear, +1
-    front roller; 0 a whole circle, never): σ sin δ > 0 — the half facing into the track, where the runs touch.
-    The boundaries δ = 0 (the lower run's end) and π (the upper run's) belong to the arc, |sin δ| ≤ 1e-12 too."""
-    return side * s > SIDE_TOLERANCE
-
-
-@njit(inline="always")
-def _onto_side(side: float, s: float, c: float) -> tuple:
-    """(sin δ, cos δ) moved onto the arc's half: a point of the inner half goes to the nearer boundary (δ = 0 below
-    the centre, π above: the run's end, where the arc's Δz is least when the circle's own minimum lies inside).
-    A wheel's or a whole circle's (side 0) stays."""
-    if _inward(side, s):
-        return 0.0, 1.0 if c >= 0.0 else -1.0
-    return s, c
-
-
 @njit(_nrt=False)  # allocation-free: no reference counting of the arrays it is passed (see the module notes)
 def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_samples: int, points: NDArray,
                           frames: NDArray, dz: NDArray, angle: NDArray, lateral: NDArray, method: int = 0) -> int:
@@ -306,7 +278,6 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
         else:  # a track element: its circle in the (non-turning) hub frame
             rc = md.wheel_circle[w]
             ox, oy, oz, ax, ay, az, bx, by, bz = _element_circle(md, T_world, w, f)
-        side = md.wheel_centre[w, 5] if kind == KIND_ARC else 0.0  # an arc: the belt's half of its circle
         taken, ok, sb, cb = False, True, 0.0, 1.0
         if kind == KIND_BELT:  # a fixed point of the lower run: δ = 0 in the hub frame
             taken = True
@@ -314,23 +285,19 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
             taken, cb = True, -1.0
         elif warm and math.isfinite(angle[w]):  # warm start at the previous step's contact angle (hub frame)
             taken, sb, cb = _warm_search(td, ox, oy, oz, ax, ay, az, bx, by, bz, angle[w], n_samples, trig,
-                                         WARM_DZ_MAX * rc, side)
+                                         WARM_DZ_MAX * rc)
         if not taken:
-            ok, sb, cb = _search(td, ox, oy, oz, ax, ay, az, bx, by, bz, n_samples, trig, fast, side)
+            ok, sb, cb = _search(td, ox, oy, oz, ax, ay, az, bx, by, bz, n_samples, trig, fast)
             if edges and kind == KIND_ARC and not warm:  # a roller on a terrain with edges: reach the edge
-                sb, cb = _arc_descend(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, n_samples, side)
+                sb, cb = _arc_descend(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, n_samples)
             elif warm and ok:  # the warm start's polish, so that both searches end at the same minimum
-                sb, cb = _search_polish(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, n_samples, side)
+                sb, cb = _search_polish(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, n_samples)
         v, cx, cy, cz, nx, ny, nz = _rim_exact(td, ox, oy, oz, ax, ay, az, bx, by, bz, tube, sb, cb)
         if not (ok and math.isfinite(v) and math.isfinite(nx) and math.isfinite(ny) and math.isfinite(nz)):
             return w + 1
-        if edges and kind == KIND_ARC and not (side != 0.0 and abs(sb) <= SIDE_TOLERANCE):
-            # a track's roller arc: the belt surface's normal (at an edge: the corner) — not at the arc's boundary,
-            # the run's end, where the rim point is no tangency: eq. 2.8 there, as at a run point
-            vb, px, py, pz, mx, my, mz = _belt_surface(ox, oy, oz, ax, ay, az, bx, by, bz, rc, v, cx, cy, cz, nx, ny,
-                                                       nz)
-            if not _inward(side, ((ox - px) * ax + (oy - py) * ay + (oz - pz) * az) / (rc * rc)):
-                v, cx, cy, cz, nx, ny, nz = vb, px, py, pz, mx, my, mz  # (else: eq. 2.8's contact stays)
+        if edges and kind == KIND_ARC:  # a track's roller arc: the belt surface's normal (at an edge: the corner)
+            v, cx, cy, cz, nx, ny, nz = _belt_surface(ox, oy, oz, ax, ay, az, bx, by, bz, rc, v, cx, cy, cz, nx, ny,
+                                                      nz)
         elif edges and kind != KIND_WHEEL and not _warm_terrain(td.kind):  # a run point on a terrain with edges
             v, cx, cy, cz, nx, ny, nz = _run_contact(td, ax, ay, az, bx, by, bz, rc, md.wheel_centre[w, 3],
                                                      md.wheel_centre[w, 4], kind == KIND_UPPER, v, cx, cy, cz, nx, ny,
@@ -387,24 +354,19 @@ def _golden(td: TerrainData, run: bool, q: tuple, lo: float, b: float, hi: float
 
 @njit(_nrt=False)  # rare (terrains with edges): a call, not inlined code in the wheel loop
 def _arc_descend(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
-                 by: float, bz: float, sb: float, cb: float, n_samples: int, side: float) -> tuple:
+                 by: float, bz: float, sb: float, cb: float, n_samples: int) -> tuple:
     """The search's minimum carried on to where Δz(δ) stops falling, for a roller arc on a terrain with edges
     (steps, boxes): there the minimum is a step's edge — Δz falls towards it on the upper tread and jumps up
     beyond it — and the refinement rounds, whose reach shrinks 4× a round, stop short of it when the best
     coarse sample lies further off (measured: 1.6° short, Δz 1.9 mm off, for a 0.127 m roller a 6 cm step
     touching it 45° ahead).  From the best δ: if a neighbour at the search's final resolution h is lower, walk
     on with doubling steps (at most two coarse steps) until Δz rises; then shrink the bracket (that one, or
-    ±h) by golden section to h/64 — the edge, approached from the tread, or the smooth minimum.  An arc's walk and
-    bracket stay on its half (``side``: the offsets t with δ_b + t in [0, π] (rear) or [−π, 0] (front)).  Returns
+    ±h) by golden section to h/64 — the edge, approached from the tread, or the smooth minimum.  Returns
     (sin δ, cos δ)."""
     h = 2.0 * (2.0 * math.pi / n_samples) / 4.0 ** N_REFINE
-    lo_t, hi_t = -math.inf, math.inf
-    if side != 0.0:
-        db = math.atan2(sb, cb)
-        lo_t, hi_t = (-db, math.pi - db) if side < 0.0 else (-math.pi - db, -db)
     f0 = _rim_at(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, 0.0)
-    fm = _rim_at(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, -h) if -h >= lo_t else math.inf
-    fp = _rim_at(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, h) if h <= hi_t else math.inf
+    fm = _rim_at(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, -h)
+    fp = _rim_at(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, h)
     g, a, b, c, fb = 1.0, -h, 0.0, h, f0  # a < b < c along g, f(b) below f(a) and f(c)
     step = h
     reach = 2.0 * (2.0 * math.pi / n_samples)
@@ -415,10 +377,7 @@ def _arc_descend(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay
         step *= 2.0
         c = b + g * step
         if abs(c) > reach:
-            c = min(max(g * reach, lo_t), hi_t)
-            break
-        if not (lo_t <= c <= hi_t):  # (an arc: the walk ends at its boundary)
-            c = min(max(c, lo_t), hi_t)
+            c = g * reach
             break
         fc = _rim_at(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, c)
         if not fc < fb:
@@ -555,10 +514,10 @@ def _hub_circle(md: ModelData, T_world: NDArray, f: int, rho: float, cx: float, 
 
 @njit(inline="always")
 def _search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float, by: float,
-            bz: float, n_samples: int, trig: tuple, fast: bool, side: float) -> tuple:
+            bz: float, n_samples: int, trig: tuple, fast: bool) -> tuple:
     """(finite, sin δ, cos δ) of the best rim point: method 0 (``fast`` False) or 1, as documented at
     :func:`wheel_contacts_kernel`.  Each stage is a loop with one terrain query in it (compile time: the
-    query is inlined once per call site).  An arc (``side`` ±1) samples and refines its own half only."""
+    query is inlined once per call site)."""
     ok = True
     step = 2.0 * math.pi / n_samples
     k0, k1 = 0, n_samples  # coarse samples δ = −π + k·step, all of them ...
@@ -573,8 +532,6 @@ def _search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
         else:
             d = -math.pi + k * step
             s, c = math.sin(d), math.cos(d)
-        if _inward(side, s):
-            continue
         v, n1, n2, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
         if v < fb:
             sb, cb, fb, n1b, n2b = s, c, v, n1, n2
@@ -590,8 +547,6 @@ def _search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
             else:
                 so, co = (-s1, c1) if o == 0 else ((-s2, c2) if o == 1 else ((s2, c2) if o == 3 else (s1, c1)))
                 s, c = s0 * co + c0 * so, c0 * co - s0 * so
-                if _inward(side, s):  # (the round's minimum then starts from its centre, already the best)
-                    continue
                 v, n1, n2, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
             if o == 0 or v < fb:  # the first candidate starts the round's minimum (as np.argmin)
                 sb, cb, fb, n1b, n2b = s, c, v, n1, n2
@@ -614,8 +569,6 @@ def _search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
                     break
                 ss, cs = _sin_cos(shift)
                 s, c = s0 * cs + c0 * ss, c0 * cs - s0 * ss
-                if _inward(side, s):
-                    break
             v, _, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
             if e == 0:
                 fm = v
@@ -649,7 +602,6 @@ def _search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
             slo, clo = s, c
         else:
             shi, chi = s, c
-    sb, cb = _onto_side(side, sb, cb)
     return ok, sb, cb
 
 
@@ -800,31 +752,19 @@ def _polish(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: flo
 
 @njit(inline="always")
 def _search_polish(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
-                   by: float, bz: float, sb: float, cb: float, n_samples: int, side: float) -> tuple:
+                   by: float, bz: float, sb: float, cb: float, n_samples: int) -> tuple:
     """The full search's minimum (sb, cb) polished as the warm start's (:func:`_polish`): within the last refinement
     round's offset (4× its final spacing; where the sampled minimum lies next to a kink, a wider window may
     probe past it), else within one coarse spacing as the warm start; (sb, cb) as they were where neither
-    converges to a point no higher than them (by ``POLISH_SLACK``).  An arc's minimum on its boundary stays there
-    where Δz rises into its half (:func:`_at_boundary`); one polished into the inner half goes to the boundary."""
+    converges to a point no higher than them (by ``POLISH_SLACK``)."""
     v, n1, n2, dn = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb)
-    if _at_boundary(side, sb, cb, n1, n2, dn):
-        return sb, cb
     width = 2.0 * math.pi / n_samples
     for r in range(2):
         ok, _, s, c, vp = _polish(td, ox, oy, oz, ax, ay, az, bx, by, bz, sb, cb, v, n1, n2, dn,
                                   width / 4.0 ** (N_REFINE - 1) if r == 0 else width)
         if ok and vp <= v + POLISH_SLACK:
-            return _onto_side(side, s, c)
+            return s, c
     return sb, cb
-
-
-@njit(inline="always")
-def _at_boundary(side: float, s: float, c: float, n1: float, n2: float, dn: float) -> bool:
-    """An arc's rim point (s, c) = (sin δ, cos δ) is on its boundary (δ = 0 or π) and Δz rises from there into the
-    arc's half — a minimum of Δz over the half (the circle's own minimum lies inside the track): its derivative
-    g = s n̂·b − c n̂·a + dn (:func:`_polish`, with ``_query``'s n1 = n̂·a, n2 = n̂·b and dn) against the half's
-    direction, −σ cos δ (δ grows into a rear arc's half below its centre)."""
-    return side != 0.0 and abs(s) <= SIDE_TOLERANCE and side * c * (s * n2 - c * n1 + dn) <= 0.0
 
 
 @njit(inline="always")
@@ -837,7 +777,7 @@ def _grid_top(td: TerrainData, x: float, y: float) -> float:
 @njit(inline="always")
 def _no_lower_sample(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
                      by: float, bz: float, sm: float, cm: float, delta: float, v: float, n_samples: int,
-                     trig: tuple, side: float) -> bool:
+                     trig: tuple) -> bool:
     """The jump check: no coarse sample of the full search within ±90° of δ (hub frame), nor the rim points ½ and
     ⅛ of a spacing on both sides of the polished minimum (sm, cm) = (sin δ, cos δ), lies lower than its Δz ``v``
     (less ``NO_LOWER_MARGIN``), and none is not finite.  A second, lower minimum —
@@ -845,32 +785,26 @@ def _no_lower_sample(td: TerrainData, ox: float, oy: float, oz: float, ax: float
     wheel gets the full search.  On a plane Δz(δ) has one minimum: nothing to check.  On a bilinear grid a
     sample whose rim point lies above the highest node of its cell (``_grid_top``) by more than v / n_z min has
     Δz > v and is not queried.  (The half of the rim beyond ±90° is not sampled: terrain
-    there, above the axle, would reach the samples at ±90° first.)  An arc's samples are those of its half
-    (``side``; :func:`_inward`)."""
+    there, above the axle, would reach the samples at ±90° first.)"""
     if td.kind == TERRAIN_PLANE:
         return True
     level = v - NO_LOWER_MARGIN
-    for k in range(4):  # ½ and ⅛ of a spacing on both sides of the minimum (sm, cm): a deeper one next to it
-        sr = trig[2] if k == 0 else (-trig[2] if k == 1 else (trig[6] if k == 2 else -trig[6]))
-        cr = trig[3] if k < 2 else trig[7]  # (trig: the refinement rounds' offsets, _trig_table)
-        sk = sm * cr + cm * sr
-        if _inward(side, sk):
-            continue
-        vk, _, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, sk, cm * cr - sm * sr)
+    for side in range(4):  # ½ and ⅛ of a spacing on both sides of the minimum (sm, cm): a deeper one next to it
+        sr = trig[2] if side == 0 else (-trig[2] if side == 1 else (trig[6] if side == 2 else -trig[6]))
+        cr = trig[3] if side < 2 else trig[7]  # (trig: the refinement rounds' offsets, _trig_table)
+        vk, _, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, sm * cr + cm * sr, cm * cr - sm * sr)
         if not (vk >= level):
             return False
     grid = td.kind == TERRAIN_GRID
     margin = max(v, 0.0) / td.params[6] if grid else 0.0
     s1, c1 = trig[0], trig[1]  # one coarse spacing: the samples by angle addition from sample k0 (no table lookup)
     s0, c0 = _coarse(int(round((delta + math.pi) * n_samples / (2.0 * math.pi))), n_samples)
-    for way in range(2):
+    for side in range(2):
         s, c = s0, c0
-        sr = s1 if way == 0 else -s1
-        for j in range(way, n_samples // 4 + 1):  # (sample k0 once)
+        sr = s1 if side == 0 else -s1
+        for j in range(side, n_samples // 4 + 1):  # (sample k0 once)
             if j > 0:
                 s, c = s * c1 + c * sr, c * c1 - s * sr
-            if _inward(side, s):  # past an arc's boundary: the rest of this way is inside the track
-                break
             if grid:
                 x, y, z = ox - s * ax - c * bx, oy - s * ay - c * by, oz - s * az - c * bz
                 if z - margin > _grid_top(td, x, y):  # (NaN bounds: queried)
@@ -883,32 +817,21 @@ def _no_lower_sample(td: TerrainData, ox: float, oy: float, oz: float, ax: float
 
 @njit(inline="always")
 def _warm_search(td: TerrainData, ox: float, oy: float, oz: float, ax: float, ay: float, az: float, bx: float,
-                 by: float, bz: float, delta: float, n_samples: int, trig: tuple, dz_max: float, side: float) -> tuple:
+                 by: float, bz: float, delta: float, n_samples: int, trig: tuple, dz_max: float) -> tuple:
     """(taken, sin δ, cos δ): the minimum of Δz(δ) found from the previous contact angle ``delta`` (hub frame) —
     :func:`_polish` within one coarse sample spacing of it, then the jump check (:func:`_no_lower_sample`).
     ``taken`` False (the caller then runs the full search): the polish left that window, did not converge or
     ended higher than it started (past a ridge of Δz(δ) into a shallower minimum), a value not finite, the
     wheel more than ``dz_max`` above the ground (there Δz(δ) has several shallow minima and the lowest may
-    move far), or a failed jump check.  An arc (``side`` ±1) keeps to its half: a previous angle on its boundary
-    where Δz rises into the half is the minimum again (:func:`_at_boundary`: no polish), and a polish into the
-    inner half ends on the boundary."""
+    move far), or a failed jump check."""
     s0, c0 = _sin_cos(delta)  # (hub frame: δ near 0, the series)
-    if side != 0.0 and abs(s0) <= SIDE_TOLERANCE:  # an arc's boundary, exactly: δ = 0 or π
-        s0, c0 = 0.0, 1.0 if c0 >= 0.0 else -1.0
     v0, n1, n2, dn = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s0, c0)
     if not (v0 <= dz_max):  # (NaN: the full search reports it)
         return False, 0.0, 1.0
-    if _at_boundary(side, s0, c0, n1, n2, dn):
-        ok, t, s, c, v = True, 0.0, s0, c0, v0
-    else:
-        ok, t, s, c, v = _polish(td, ox, oy, oz, ax, ay, az, bx, by, bz, s0, c0, v0, n1, n2, dn,
-                                 2.0 * math.pi / n_samples)
-        if ok and _inward(side, s):  # the circle's minimum lies inside the track: the arc's is its boundary
-            s, c = _onto_side(side, s, c)
-            t = (0.0 if c > 0.0 else math.pi) - delta
-            v, _, _, _ = _query(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c)
+    ok, t, s, c, v = _polish(td, ox, oy, oz, ax, ay, az, bx, by, bz, s0, c0, v0, n1, n2, dn,
+                             2.0 * math.pi / n_samples)
     if not (ok and v <= min(dz_max, v0 + POLISH_SLACK)
-            and _no_lower_sample(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c, delta + t, v, n_samples, trig, side)):
+            and _no_lower_sample(td, ox, oy, oz, ax, ay, az, bx, by, bz, s, c, delta + t, v, n_samples, trig)):
         return False, 0.0, 1.0
     return True, s, c
 
