@@ -279,10 +279,11 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
             rc = md.wheel_circle[w]
             ox, oy, oz, ax, ay, az, bx, by, bz = _element_circle(md, T_world, w, f)
         taken, ok, sb, cb = False, True, 0.0, 1.0
+        known = math.nan  # the contact angle where it is known (a run's fixed point), else from the contact point
         if kind == KIND_BELT:  # a fixed point of the lower run: δ = 0 in the hub frame
-            taken = True
+            taken, known = True, 0.0
         elif kind == KIND_UPPER:  # a fixed point of the upper run: δ = π
-            taken, cb = True, -1.0
+            taken, cb, known = True, -1.0, math.pi
         elif warm and math.isfinite(angle[w]):  # warm start at the previous step's contact angle (hub frame)
             taken, sb, cb = _warm_search(td, ox, oy, oz, ax, ay, az, bx, by, bz, angle[w], n_samples, trig,
                                          WARM_DZ_MAX * rc)
@@ -302,9 +303,7 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
             v, cx, cy, cz, nx, ny, nz = _run_contact(td, ax, ay, az, bx, by, bz, rc, md.wheel_centre[w, 3],
                                                      md.wheel_centre[w, 4], kind == KIND_UPPER, v, cx, cy, cz, nx, ny,
                                                      nz)
-        known = math.nan  # the contact angle where it is known: a run's fixed point (δ = 0 lower, π upper)
-        if kind >= KIND_BELT and not (edges and not _warm_terrain(td.kind)):
-            known = 0.0 if kind == KIND_BELT else math.pi
+            known = math.nan  # (the contact slid along the run)
         _frame(md, T_world, w, f, T, tube, v, cx, cy, cz, nx, ny, nz, ox, oy, oz, points, frames, dz, angle,
                lateral, known)
     return 0

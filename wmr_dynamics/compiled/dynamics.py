@@ -1053,9 +1053,10 @@ def _reuse_paid(ws: DynamicsWorkspace, paid: bool) -> None:
     """REUSE_WHEN_PAID's record of a loop that started with a chord step on the previous step's factor: ``paid`` —
     chord steps ended it without a Newton step, saving ∂f_model/∂x, ∂e/∂x, its factor and an evaluation — keeps
     it on; else the next 2^k − 1 steps start with a Newton step, k the misses in a row (exponential back-off, as
-    a step-size controller's rejections): a piecewise-linear model's one Newton step is exact, and where the
-    geometry changes much between steps (Zoë at Δt 0.04) the chord steps rarely end the loop and would only add
-    an evaluation; where it changes little (the Talon at Δt 0.01) they end it at most steps."""
+    a step-size controller's rejections): a piecewise-linear model's one Newton step is exact, so a chord step
+    that does not end the loop only adds an evaluation.  Measured along a run: Zoë at Δt 0.04 tries it at a third
+    of its steps and half of those pay; the Talon at Δt 0.01, whose 30 contact rows make ∂e/∂x and its factor a
+    third of the loop, takes it at most steps."""
     if paid:
         ws.counts[C_REUSE_MISSES] = 0
         return

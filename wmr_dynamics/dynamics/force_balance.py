@@ -58,9 +58,9 @@ class DynamicsOptions:
             solvers.  ``True``: at every step; ``False``: never.  ``None`` (default): at every step where the
             contact model's force law is smooth and nonlinear (``smooth_force``: Pacejka, the terramechanics
             models), whose Newton loop needs several steps; for the piecewise-linear models, whose one Newton
-            step is exact, only where it has been paying — where the chord step alone ended the loop — with an
-            exponential back-off after misses (``compiled.dynamics._reuse_paid``: the Talon at Δt 0.01 takes it,
-            Zoë at Δt 0.04 mostly not); never in the ``coulomb`` mode.
+            step is exact, only where it has been paying — where chord steps ended the loop without a Newton
+            step — with an exponential back-off after misses (``compiled.dynamics._reuse_paid``: the Talon at
+            Δt 0.01 takes it at most steps, Zoë at Δt 0.04 at about one in six); never in the ``coulomb`` mode.
     """
 
     contact: object
