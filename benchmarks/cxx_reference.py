@@ -10,7 +10,8 @@ controller; dynamic with the piecewise-linear contact model, and kinematic.  Iss
 ``rocky_rough_0`` at Δt 0.01 s (2 tracks × 5 contact elements here: two roller arcs and three belt points; the
 C++ samples each lower run at 3 points and has no arcs), with the piecewise-linear contact model (like for like:
 the C++'s contact is slip-velocity based too), with our tracks' default, ``coulomb`` (static friction), and
-sampled as the C++ samples (:func:`cxx_sampled`: 3 elements per track).  Per terrain the fastest of
+sampled as the C++ samples (:func:`cxx_sampled`: 3 elements per track), and recording the states alone as the
+C++'s loop does (``CompiledDynamics.rollout(record=False)``).  Per terrain the fastest of
 ``--reps`` repetitions is kept on both sides (the C++ driver does the same), summed over the terrains.
 
 Settings that differ (wmrde_bench/README.md): the C++ stops its Newton loop at ‖e‖² < 1 N² (ours: the
@@ -47,6 +48,7 @@ from wmr_dynamics.dynamics.force_balance import DynamicsOptions  # noqa: E402
 from wmr_dynamics.model import G, Track, WmrModel, track_elements  # noqa: E402
 from wmr_dynamics.scenarios import zoe_rough as zr  # noqa: E402
 from wmr_dynamics.scenarios.paths import rough_terrain_path  # noqa: E402
+from wmr_dynamics.simulate import Simulator  # noqa: E402
 from wmr_dynamics.terrain import load_wmrde_grid  # noqa: E402
 from wmr_dynamics.tracks import tracks  # noqa: E402
 
@@ -71,6 +73,8 @@ CASES = (
      "talon-cxx-sampling", "linear", ["rocky_rough_0"], 0.01),
     ("Talon, linear, ours with the C++'s tolerance", "talon", "dyn", "talon", "linear-cxx-tol", ["rocky_rough_0"],
      0.01),
+    ("Talon, linear, ours with the states recorded (as the C++'s loop)", "talon", "dyn", "talon", "linear-states",
+     ["rocky_rough_0"], 0.01),
 )
 
 
@@ -105,7 +109,9 @@ class Ours:
             model = cxx_sampled(load_model(vehicle.removesuffix("-cxx-sampling")))
         else:
             model = load_model(vehicle)
-        self.states_only = kind == "kinematic"  # CompiledKinematics.rollout(record=False), timed here
+        # the states only: CompiledKinematics / CompiledDynamics .rollout(record=False), timed here
+        self.states_only = kind == "kinematic" or kind.endswith("-states")
+        kind = kind.removesuffix("-states")
         if kind.startswith("kinematic"):
             kind, opts = "kinematic", None
         elif kind == "coulomb":  # not one of the Zoë benchmark's models
@@ -127,14 +133,21 @@ class Ours:
             if self.states_only:
                 n = int(round(zr.DURATION / sim.dt))
                 cmds = np.tile((zr.SPEED, 0.0), (n + 1, 1))
-                wall += min(_timed(lambda: sim.compiled.rollout(q0, cmds, sim.dt, record=False))  # noqa: B023
-                            for _ in range(reps))
+                wall += min(_timed(lambda: _states_only(sim, q0, cmds)) for _ in range(reps))  # noqa: B023
                 steps += n
                 continue
             results = [sim.run(zr.DURATION, (zr.SPEED, 0.0), q0=q0, progress=False) for _ in range(reps)]
             wall += min(r.wall_time_s for r in results)
             steps += results[0].steps
         return 1e6 * wall / steps
+
+
+def _states_only(sim: Simulator, q0: np.ndarray, cmds: np.ndarray) -> object:
+    """The compiled rollout of ``sim`` recording the states alone (``record=False``); a dynamic one from rest, as
+    ``Simulator.run`` starts (the same trajectory, bit for bit)."""
+    if sim.mode == "kinematic":
+        return sim.compiled.rollout(q0, cmds, sim.dt, record=False)
+    return sim.compiled.rollout(q0, np.zeros(sim.model.num_dof), cmds, sim.dt, record=False)
 
 
 def _timed(call: Callable[[], object]) -> float:

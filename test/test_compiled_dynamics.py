@@ -154,6 +154,27 @@ def test_batch_equals_single_rollouts(zoe_sim, zoe_model, rough):
     assert np.ptp(batch.q[:, -1, 4]) > 0.3
 
 
+def test_a_states_only_rollout_takes_the_same_steps_and_keeps_the_extremes(zoe_sim, zoe_model, rough):
+    """``CompiledDynamics.rollout(record=False)`` (a planner's rollout, the C++ benchmark's loop): every state bit
+    for bit the recorded rollout's, and one row of running extremes equal to the recorded arrays' over the run."""
+    q0 = zoe.initial_state(zoe_model, rough)
+    c = zoe_sim.compiled
+    n = 40
+    cmds = np.tile([0.6, 0.3], (n + 1, 1))
+    qvel0 = np.zeros(zoe_model.num_dof)
+    full = c.rollout(q0, qvel0, cmds, 0.04)
+    bare = c.rollout(q0, qvel0, cmds, 0.04, record=False)
+    np.testing.assert_array_equal(bare.q, full.q)
+    assert bare.dz.shape == (1, zoe_model.num_wheels) and bare.iterations.shape == (1,)
+    np.testing.assert_array_equal(bare.dz[0], np.abs(full.dz).max(axis=0))
+    np.testing.assert_array_equal(bare.contact_force[0, :, 2], full.contact_force[:, :, 2].min(axis=0))
+    np.testing.assert_array_equal(bare.slip_ratio[0], np.abs(full.slip_ratio).max(axis=0))
+    np.testing.assert_allclose(bare.slip_angle[0], np.abs(full.slip_angle).max(axis=0), rtol=1e-15, atol=0)
+    assert bare.iterations[0] == full.iterations.sum() and bare.cost[0] == full.cost.max()
+    assert bool(bare.converged[0]) == bool(full.converged.all())
+    assert np.ptp(full.q[:, 4]) > 0.5  # it drove
+
+
 def test_batch_per_trajectory_contact_parameters(zoe_model, rough, zoe_sim):
     """Friction μ per trajectory equals separate simulators built with that μ."""
     q0 = zoe.initial_state(zoe_model, rough)

