@@ -232,8 +232,8 @@ class CompiledDynamics:
         row of running extremes over the steps (``dynamic_rollout``): ``dz`` max |Δz| (m), ``contact_speed`` max
         ‖v_c‖ (m/s), ``contact_force[0, :, 2]`` min normal force (N), ``slip_ratio``/``slip_angle`` max
         |·| per wheel, ``iterations`` the total, ``cost`` max ‖e‖ (N), ``converged`` all; ``qvel`` and the
-        contact points are not kept (zeros).  The same trajectory, bit for bit (measured: Talon 0.25 µs less per
-        step, of 5.4)."""
+        contact points are not kept (zeros).  The same trajectory, bit for bit; the Talon at Δt 0.01 takes 0.1–0.25
+        µs less per step than recording (of ≈ 5.4; docs/benchmarks.md, "The Talon part by part")."""
         m, dt = self.model, self._check_dt(dt)
         cmds = self._commands(cmds, ())
         n1, nw = cmds.shape[0], m.num_wheels
