@@ -116,17 +116,21 @@ def state(name: str, q: ArrayLike, nq: int) -> NDArray:
 
 
 def rows(name: str, x: ArrayLike, N: int, width: int, error: type[ArgumentError] = StateError) -> NDArray:
-    """``x`` as an (N, width) finite C array: one row shared by all N, or one row each."""
+    """``x`` as an (N, width) finite C array of its own (writable): one row shared by all N, or one row each.
+
+    Always a new writable array: a read-only one (``broadcast_to``'s view of an (N, width) input) is another
+    argument type for the compiled kernels, which then compile a second specialization (the batch's rollout
+    loop: ≈ 250 s more of the install's warm-up)."""
     a = as_float_array(name, x, error)
     if a.shape not in ((width,), (N, width)):
         raise error(f"{name}: expected shape ({width},) or ({N}, {width}), got {a.shape}")
     finite(name, a, error)
-    return np.ascontiguousarray(np.broadcast_to(a, (N, width)))
+    return np.array(np.broadcast_to(a, (N, width)), order="C")
 
 
 def state_rows(name: str, x: ArrayLike, N: int, nq: int) -> NDArray:
     """N states (one shared or one each), finite, quaternions normalised (see :func:`state`)."""
-    return _unit_quaternions(name, rows(name, x, N, nq, StateError).copy())
+    return _unit_quaternions(name, rows(name, x, N, nq, StateError))
 
 
 def command_array(name: str, x: ArrayLike, lead: tuple[int, ...] | None, width: int, what: str) -> NDArray:

@@ -1074,7 +1074,7 @@ def _reuse_paid(ws: DynamicsWorkspace, paid: bool) -> None:
     ws.counts[C_REUSE_SKIP] = (1 << k) - 1
 
 
-@njit(inline="always")  # inlined into dynamic_step (one call site) and force_balance_step
+@njit(inline="always")  # inlined into _dynamic_step (the rollout loop) and force_balance_step
 def _force_balance(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray,
                    qvel: NDArray, u: NDArray, integral: NDArray, dt: float, q_next: NDArray,
                    qvel_next: NDArray) -> tuple:
@@ -1109,8 +1109,8 @@ def _force_balance(md: ModelData, td: TerrainData, fd: DynamicsData, ws: Dynamic
 def force_balance_step(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray,
                        qvel: NDArray, u: NDArray, integral: NDArray, dt: float, q_next: NDArray,
                        qvel_next: NDArray) -> tuple:
-    """One force-balance step of ``dt`` without sub-stepping (``ForceBalance._step``; :func:`dynamic_step` inlines
-    the same code).
+    """One force-balance step of ``dt`` without sub-stepping (``ForceBalance._step``): the sub-steps' and the
+    stepper's (:func:`dynamic_step`); :func:`_dynamic_step` inlines the same code for the rollout loop.
 
     Returns (status, iterations, ‖e‖ (N), converged).  The PI integral is advanced in ``integral`` if the
     step converged.  Forces, v_c and Δz of the step stay in ``ws`` (fc, vc, dz0, points).
@@ -1132,6 +1132,17 @@ def _commit_actuator_state(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspac
 def dynamic_step(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray, qvel: NDArray,
                  u: NDArray, integral: NDArray, dt: float, q_next: NDArray, qvel_next: NDArray,
                  out_dz: NDArray, out_points: NDArray) -> tuple:
+    """:func:`_dynamic_step` with the whole step a call of :func:`force_balance_step` (the stepper's loop and the
+    tests; the rollout loop inlines :func:`_dynamic_step`)."""
+    status, it, norm, conv = force_balance_step(md, td, fd, ws, q, qvel, u, integral, dt, q_next, qvel_next)
+    return _step_end(md, fd, ws, q, qvel, u, integral, dt, q_next, qvel_next, out_dz, out_points, status, it,
+                     norm, conv, td)
+
+
+@njit(inline="always")  # inlined into the rollout loop (see the docstring)
+def _dynamic_step(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray,
+                  qvel: NDArray, u: NDArray, integral: NDArray, dt: float, q_next: NDArray, qvel_next: NDArray,
+                  out_dz: NDArray, out_points: NDArray) -> tuple:
     """One time step with sub-stepping: an unconverged step is retaken as two half steps, up to
     ``fd.max_halvings`` times (``ForceBalance.step``; the non-iterative variant never retakes).
 
@@ -1139,44 +1150,56 @@ def dynamic_step(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsW
     points of the step's start go to ``out_dz``/``out_points``; forces, v_c (ws.fc, ws.vc) are those of the
     last sub-step.
 
-    The force balance is inlined, at one call site for the step and its sub-steps alike: a call passes the model,
-    terrain, dynamics data and workspace tuples (≈ 120 array structs) by value (docs/benchmarks.md, "Kept null
-    space, one call per step").
+    The whole step's force balance is inlined here, on the caller's arrays, and the sub-steps (rare) are calls of
+    :func:`force_balance_step` (:func:`_sub_steps`).  The rollout loop inlines this function: the step then costs
+    no call, which passes the model, terrain, dynamics data and workspace tuples (≈ 120 array structs) by value.
+    Inlined instead inside the sub-steps' loop (one site for the step and its sub-steps, stop 31), the same code
+    ran slower (Talon 5.9–6.1 against 5.6–5.8 µs per step; docs/benchmarks.md, "The whole step outside the
+    sub-steps' loop").
     """
-    nw = md.wheel_frame.shape[0]
+    status, it, norm, conv = _force_balance(md, td, fd, ws, q, qvel, u, integral, dt, q_next, qvel_next)
+    return _step_end(md, fd, ws, q, qvel, u, integral, dt, q_next, qvel_next, out_dz, out_points, status, it,
+                     norm, conv, td)
+
+
+@njit(inline="always")
+def _step_end(md: ModelData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray, qvel: NDArray, u: NDArray,
+              integral: NDArray, dt: float, q_next: NDArray, qvel_next: NDArray, out_dz: NDArray, out_points: NDArray,
+              status: int, it: int, norm: float, conv: bool, td: TerrainData) -> tuple:
+    """After the whole step's force balance: its Δz and contact points out, then the sub-steps if it did not
+    converge.  Returns :func:`_dynamic_step`'s tuple."""
+    for w in range(md.wheel_frame.shape[0]):
+        out_dz[w] = ws.dz0[w]
+        for r in range(3):
+            out_points[w, r] = ws.points[w, r]
+    if status != 0 or conv or fd.max_halvings <= 0 or fd.max_iterations == 1:
+        return status, it, norm, conv, 1
+    return _sub_steps(md, td, fd, ws, q, qvel, u, integral, dt, q_next, qvel_next, it)
+
+
+@njit(_nrt=False)
+def _sub_steps(md: ModelData, td: TerrainData, fd: DynamicsData, ws: DynamicsWorkspace, q: NDArray, qvel: NDArray,
+               u: NDArray, integral: NDArray, dt: float, q_next: NDArray, qvel_next: NDArray, total: int) -> tuple:
+    """The step from (q, q̇', integral) as sub-steps, after the whole step (``total`` iterations) did not converge;
+    into (q_next, q̇'_next).  Returns :func:`_dynamic_step`'s tuple."""
     # Sub-steps on the binary grid of N = 2^H finest steps: from position p the attempt is the largest
     # aligned interval (the recursion's next right child), halved while it fails to converge.
     N = 1 << max(fd.max_halvings, 0)
     nq = q.shape[0]
     ndof = qvel.shape[0]
-    total = 0
+    for i in range(nq):
+        ws.q_cur[i] = q[i]
+    for i in range(ndof):
+        ws.qvel_cur[i] = qvel[i]
     subs = 0
     pos = 0
-    size = N
-    first = True  # the whole step, from (q, q̇', integral) into (q_next, q̇'_next); then sub-steps in ws
+    size = N // 2  # the full step failed
     while True:
-        if not first:
-            for k in range(integral.shape[0]):
-                ws.integral_try[k] = integral[k]
-        status, it, norm, conv = _force_balance(md, td, fd, ws, q if first else ws.q_cur,
-                                                qvel if first else ws.qvel_cur, u,
-                                                integral if first else ws.integral_try, dt * size / N,
-                                                q_next if first else ws.q_try, qvel_next if first else ws.qvel_try)
+        for k in range(integral.shape[0]):
+            ws.integral_try[k] = integral[k]
+        status, it, norm, conv = force_balance_step(md, td, fd, ws, ws.q_cur, ws.qvel_cur, u, ws.integral_try,
+                                                    dt * size / N, ws.q_try, ws.qvel_try)
         total += it
-        if first:
-            for w in range(nw):
-                out_dz[w] = ws.dz0[w]
-                for r in range(3):
-                    out_points[w, r] = ws.points[w, r]
-            if status != 0 or conv or fd.max_halvings <= 0 or fd.max_iterations == 1:
-                return status, it, norm, conv, 1
-            for i in range(nq):
-                ws.q_cur[i] = q[i]
-            for i in range(ndof):
-                ws.qvel_cur[i] = qvel[i]
-            first = False
-            size = N // 2  # the full step failed
-            continue
         if status != 0:
             return status, total, norm, False, subs
         if not (conv or size == 1):

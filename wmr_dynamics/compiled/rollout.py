@@ -21,6 +21,7 @@ from wmr_dynamics.compiled.dynamics import (
     C_FK_READY,
     DynamicsData,
     DynamicsWorkspace,
+    _dynamic_step,
     dynamic_step,
     dynamics_workspace,
 )
@@ -109,7 +110,8 @@ def _rollout_loop(md: ModelData, td: TerrainData, fd: DynamicsData, cd: Controll
             if not math.isfinite(u[i]):
                 return _widest_angles(record, widest, SA, 4, k)
         ws.counts[C_FK_READY] = 1  # ws.T_world is q's FK: the step's set-up uses it (set here, after the last exit)
-        status, it, cost, conv, _ = dynamic_step(md, td, fd, ws, q, qv, u, integral, dt, q_next, qv_next, dz, pts)
+        # (inlined: one call per step less, docs/benchmarks.md "The whole step outside the sub-steps' loop")
+        status, it, cost, conv, _ = _dynamic_step(md, td, fd, ws, q, qv, u, integral, dt, q_next, qv_next, dz, pts)
         for i in range(nq):
             Q[k, i] = q[i]
         if status != 0:
@@ -227,9 +229,11 @@ def dynamic_rollout_batch(md: ModelData, td: TerrainData, fd: DynamicsData, cd: 
         CONV = np.empty(1, dtype=np.bool_)
         dummy3 = np.empty((1, nw, 3))
         dummyq = np.empty((1, qvel0.shape[1]))
+        # ``record`` a runtime False, not the literal: a literal argument is a specialization of its own, a second
+        # compiled copy of the rollout loop with the force balance inlined (≈ 250 s of the install's warm-up)
         st, row = dynamic_rollout(md, td, f, c, ws, q0[b], qvel0[b], cmds[b], dt, np.zeros(max(na, 1))[:na],
                                   np.empty(max(na, 1)), Q[b], dummyq, DZ, dummy3, VC, F, SR, SA, IT, COST, CONV,
-                                  False)
+                                  N < 0)
         status[b, 0], status[b, 1] = st, row
         fmin = np.inf
         for w in range(nw):
