@@ -10,8 +10,9 @@ controller; dynamic with the piecewise-linear contact model, and kinematic.  Iss
 ``rocky_rough_0`` at Δt 0.01 s (2 tracks × 5 contact elements here: two roller arcs and three belt points; the
 C++ samples each lower run at 3 points and has no arcs), with the piecewise-linear contact model (like for like:
 the C++'s contact is slip-velocity based too), with our tracks' default, ``coulomb`` (static friction), and
-sampled as the C++ samples (:func:`cxx_sampled`: 3 elements per track), and recording the states alone as the
-C++'s loop does (``CompiledDynamics.rollout(record=False)``).  Per terrain the fastest of
+sampled as the C++ samples (:func:`cxx_sampled`: 3 elements per track), with the C++'s contacts exactly (3 fixed
+points per lower run, no arcs: ``roller_arcs: false``), and recording the states alone as the C++'s loop does
+(``CompiledDynamics.rollout(record=False)``).  Per terrain the fastest of
 ``--reps`` repetitions is kept on both sides (the C++ driver does the same), summed over the terrains.
 
 Settings that differ (wmrde_bench/README.md): the C++ stops its Newton loop at ‖e‖² < 1 N² (ours: the
@@ -71,6 +72,8 @@ CASES = (
      ["rocky_rough_0"], 0.01),
     ("Talon, linear, ours sampled as the C++ (3 points per lower run: belt_points 1)", "talon", "dyn",
      "talon-cxx-sampling", "linear", ["rocky_rough_0"], 0.01),
+    ("Talon, linear, ours with the C++'s contacts (roller_arcs: false, belt_points 3: fixed points only)", "talon",
+     "dyn", "talon-cxx-points", "linear", ["rocky_rough_0"], 0.01),
     ("Talon, linear, ours with the C++'s tolerance", "talon", "dyn", "talon", "linear-cxx-tol", ["rocky_rough_0"],
      0.01),
     ("Talon, linear, ours with the states recorded (as the C++'s loop)", "talon", "dyn", "talon", "linear-states",
@@ -78,16 +81,18 @@ CASES = (
 )
 
 
-def cxx_sampled(model: WmrModel) -> WmrModel:
+def cxx_sampled(model: WmrModel, roller_arcs: bool = True) -> WmrModel:
     """``model`` with each track's lower run sampled as the C++'s Talon samples it (wmrde's ``npflat`` = 3 points
     from the rear roller's lowest point to the front's): our roller arcs (whose lowest points are those ends)
-    and one belt point between them (``belt_points: 1``; the arcs still climb edges, the C++'s points do not)."""
+    and one belt point between them (``belt_points: 1``; the arcs still climb edges, the C++'s points do not) —
+    or, without ``roller_arcs``, the C++'s contacts exactly: 3 fixed points from end to end (``belt_points: 3``)."""
     wheels = [w for w in model.wheels if w.track is None]
     for t in tracks(model):
         first = model.wheels[t.elements[0]]
         wheels += track_elements(Track(frame=first.frame, sprocket_radius=t.sprocket_radius, rear=t.rear,
                                        front=t.front, rear_radius=t.rear_radius, front_radius=t.front_radius,
-                                       belt_points=1, width=first.width, name=t.name))
+                                       belt_points=1 if roller_arcs else 3, width=first.width, name=t.name,
+                                       roller_arcs=roller_arcs))
     return dataclasses.replace(model, wheels=tuple(wheels))
 
 
@@ -107,6 +112,8 @@ class Ours:
             model = zr.zoe_model()
         elif vehicle.endswith("-cxx-sampling"):
             model = cxx_sampled(load_model(vehicle.removesuffix("-cxx-sampling")))
+        elif vehicle.endswith("-cxx-points"):
+            model = cxx_sampled(load_model(vehicle.removesuffix("-cxx-points")), roller_arcs=False)
         else:
             model = load_model(vehicle)
         # the states only: CompiledKinematics / CompiledDynamics .rollout(record=False), timed here

@@ -482,3 +482,84 @@ def test_the_coulomb_active_set_ends_every_step_inside_the_friction_cone(talon):
             assert sliding > 0.9
         else:
             assert sliding > 0.05 and inside > 0.05
+
+
+# ---- roller_arcs: false — the C++ Talon's track (fixed points from one end of the lower run to the other) ----
+
+def _talon_without_arcs(tmp_path, extra: str = ""):
+    block = "\n".join(f"{j}: {{sprocket_radius: 0.127, belt_points: 3, roller_arcs: false{extra}}}"
+                      for j in ("left_track_joint", "right_track_joint"))
+    return wd.load_model(_talon_yaml(tmp_path, block))
+
+
+def test_without_roller_arcs_the_belt_points_sample_the_lower_run_end_to_end(tmp_path, talon):
+    """``roller_arcs: false``: n belt points at s = k/(n−1) from the rear roller's lowest point to the front's
+    (circles interpolating the rollers', a 0.1 m and a 0.05 m roller here), each with half the spacing as its
+    stretch; the upper points keep their places between the ends; the track's outline is unchanged."""
+    t = Track(frame="t", sprocket_radius=0.1, rear=(-0.3, 0.0), front=(0.3, 0.05), rear_radius=0.1,
+              front_radius=0.05, belt_points=4, upper_points=1, roller_arcs=False)
+    el = track_elements(t)
+    assert [e.kind for e in el] == ["belt"] * 4 + ["upper"]
+    for e, s in zip(el[:4], (0.0, 1 / 3, 2 / 3, 1.0), strict=True):
+        assert e.centre == pytest.approx((-0.3 + 0.6 * s, 0.05 * s))
+        assert e.radius == pytest.approx(0.1 - 0.05 * s)
+        assert e.run == pytest.approx((0.1, 0.5 * (0.05 - 0.05 - (0.0 - 0.1)) / 3))  # ½ spacing, lowest points' line
+    assert el[4].centre == pytest.approx((0.0, 0.025))  # s = ½, as with the arcs
+    m = _talon_without_arcs(tmp_path, ", upper_points: 1")
+    for a, b in zip(tracks(m), tracks(talon), strict=True):
+        assert (a.rear, a.front, a.rear_radius, a.front_radius) == (b.rear, b.front, b.rear_radius, b.front_radius)
+        assert not a.roller_arcs and b.roller_arcs
+        assert [m.wheels[w].kind for w in a.elements] == ["belt", "belt", "belt", "upper"]
+
+
+def test_bad_roller_arcs_descriptions_are_refused_with_the_reason(tmp_path):
+    good = dict(frame="t", sprocket_radius=0.1, rear=(-0.3, 0.0), front=(0.3, 0.0), rear_radius=0.1,
+                front_radius=0.1)
+    with pytest.raises(ModelError, match="without roller_arcs .* at least 2 .* got 1"):
+        track_elements(Track(**good, belt_points=1, roller_arcs=False))
+    with pytest.raises(ModelError, match="roller_arcs must be true or false, got 'no'"):
+        track_elements(Track(**good, roller_arcs="no"))
+    with pytest.raises(wd.errors.VehicleConfigError, match="roller_arcs: expected true or false, got 0"):
+        wd.load_model(_talon_yaml(tmp_path, "left_track_joint: {roller_arcs: 0}"))
+
+
+def test_without_roller_arcs_the_contacts_are_the_run_points_closed_form(tmp_path):
+    """On a plane, in any pose, each element's contact is its fixed point on the lower run (the hub frame's
+    (x_s, 0, z_s − r_s)) and Δz its signed distance from the plane along the normal (eq. 2.8): closed form."""
+    m = _talon_without_arcs(tmp_path)
+    rng = np.random.default_rng(5)
+    for _ in range(6):
+        n = np.array([*rng.uniform(-0.3, 0.3, 2), 1.0])
+        n /= np.linalg.norm(n)
+        ground = Plane(normal=n, point=(0.0, 0.0, rng.uniform(-0.05, 0.05)))
+        q = m.state(xyz=(*rng.uniform(-1, 1, 2), R_S + rng.uniform(-0.03, 0.03)),
+                    rpy=(*rng.uniform(-0.2, 0.2, 2), rng.uniform(-3, 3)))
+        T = forward_kinematics(m, q)
+        c = wheel_contacts(m, T, ground)
+        for t in tracks(m):
+            for w, s in zip(t.elements, (0.0, 0.5, 1.0), strict=True):
+                x = (1 - s) * t.rear[0] + s * t.front[0]
+                p = T[t.frame, :3, 3] + T[t.frame, :3, :3] @ np.array([x, 0.0, -R_S])
+                assert np.allclose(c.points[w], p, atol=1e-12)
+                assert c.dz[w] == pytest.approx(n @ (p - ground.point), abs=1e-12)
+
+
+def test_without_roller_arcs_a_level_drive_matches_the_arcs_at_the_same_points(tmp_path, talon):
+    """Driving straight on flat ground the track stays level, so the arcs' contacts are the rollers' lowest
+    points: Talon with belt_points 1 and its arcs, and Talon with 3 end-to-end points and no arcs, touch at the
+    same 3 points per run.  Two element kinds (a searched circle, a fixed point) must give the same drive:
+    0.3 m/s for 10 s → 3.0 m within 2 %, and the two runs within 0.5 mm of each other."""
+    import dataclasses
+
+    points = _talon_without_arcs(tmp_path)
+    wheels = []
+    for t in tracks(talon):
+        w0 = talon.wheels[t.elements[0]]
+        wheels += track_elements(Track(frame=w0.frame, sprocket_radius=t.sprocket_radius, rear=t.rear,
+                                       front=t.front, rear_radius=t.rear_radius, front_radius=t.front_radius,
+                                       belt_points=1, width=w0.width, name=t.name))
+    arcs = dataclasses.replace(talon, wheels=tuple(wheels))
+    runs = [Simulator(m, Plane(), mode="dynamic", dt=0.01).run(10.0, (0.3, 0.0)) for m in (points, arcs)]
+    for r in runs:
+        assert r.q[-1, 4] == pytest.approx(3.0, rel=0.02)
+    assert np.abs(runs[0].q[:, 4:7] - runs[1].q[:, 4:7]).max() < 5e-4

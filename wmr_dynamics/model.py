@@ -159,6 +159,12 @@ class Track:
     have equal radii and heights); ``upper_points`` (default 0) sample the upper run the same way, for a
     track that may be turned over (a flipper raised over an obstacle, a vehicle on its back).  ``width`` (m)
     is the belt width (for the terramechanics models).
+
+    ``roller_arcs`` False leaves the end rollers' arcs out: the ``belt_points`` (at least 2) then sample the
+    lower run from the rear roller's lowest point to the front's, both ends included — the thesis author's
+    C++ Talon's track (wmrde's ``npflat`` points).  Each contact is then one fixed point, so the track costs
+    what the C++'s does (docs/tracks.md, "Speed"), but nothing climbs an edge: the rollers' fronts do not touch
+    (and on terrains with edges the end points' stretches reach half a spacing past the rollers' lowest points).
     """
 
     frame: str
@@ -171,11 +177,13 @@ class Track:
     width: float = 0.0
     name: str | None = None
     upper_points: int = 0
+    roller_arcs: bool = True
 
 
 def track_elements(track: Track) -> list[Wheel]:
     """The contact elements of a track: rear arc, ``belt_points`` lower-run points (rear to front),
-    ``upper_points`` upper-run points (rear to front), front arc.
+    ``upper_points`` upper-run points (rear to front), front arc — without ``roller_arcs``: the lower-run points
+    from the rear roller's lowest point to the front's, then the upper-run points.
 
     A belt point is the lowest point (in the hub frame) of a circle whose centre and radius interpolate the
     rollers', so the points lie on the line through the rollers' lowest points; an upper point is such a
@@ -195,19 +203,31 @@ def track_elements(track: Track) -> list[Wheel]:
         v = getattr(track, key)
         if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 0 <= v <= 60):
             raise ModelError(f"{where}: {key} must be an integer in [0, 60], got {v!r}")
+    arcs = track.roller_arcs
+    if not isinstance(arcs, (bool, np.bool_)):
+        raise ModelError(f"{where}: roller_arcs must be true or false, got {arcs!r}")
+    if not arcs and track.belt_points < 2:
+        raise ModelError(f"{where}: without roller_arcs the belt_points sample the lower run from end to end and "
+                         f"must be at least 2 (its two ends), got {track.belt_points}")
     common = dict(frame=track.frame, width=float(track.width), rolling_radius=float(track.sprocket_radius),
                   track=name)
-    out = [Wheel(radius=float(track.rear_radius), kind="arc", centre=(xr, zr), name=f"{name}/rear", **common)]
+    out = [Wheel(radius=float(track.rear_radius), kind="arc", centre=(xr, zr), name=f"{name}/rear", **common)] \
+        if arcs else []
     for kind, n, side in (("belt", int(track.belt_points), -1.0), ("upper", int(track.upper_points), 1.0)):
+        # the points at s = k/(n+1) between the arcs, or (lower run without arcs) at s = k/(n-1) from end to end
+        ends = kind == "belt" and not arcs
+        gaps = n - 1 if ends else n + 1
         # each point's stretch: half the spacing along the line through the rollers' lowest (highest) points
-        run = (0.5 * (xf - xr) / (n + 1), 0.5 * ((zf + side * track.front_radius) - (zr + side * track.rear_radius))
-               / (n + 1))
+        run = (0.5 * (xf - xr) / gaps, 0.5 * ((zf + side * track.front_radius) - (zr + side * track.rear_radius))
+               / gaps)
         for k in range(n):
-            s = (k + 1) / (n + 1)
+            s = k / gaps if ends else (k + 1) / gaps
             r = (1 - s) * track.rear_radius + s * track.front_radius
             out.append(Wheel(radius=float(r), kind=kind, centre=((1 - s) * xr + s * xf, (1 - s) * zr + s * zf),
                              name=f"{name}/{kind}{k}", run=run, **common))
-    out.append(Wheel(radius=float(track.front_radius), kind="arc", centre=(xf, zf), name=f"{name}/front", **common))
+    if arcs:
+        out.append(Wheel(radius=float(track.front_radius), kind="arc", centre=(xf, zf), name=f"{name}/front",
+                         **common))
     return out
 
 

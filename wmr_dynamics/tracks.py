@@ -23,7 +23,8 @@ from wmr_dynamics.model import Frame, Wheel, WmrModel
 @dataclass(frozen=True)
 class TrackInfo:
     """One track of a model: its sprocket ``frame`` index, element numbers ``elements`` (rear arc, belt points,
-    front arc), ``sprocket_radius`` (m) and the roller centres and radii in the hub frame (m)."""
+    upper points, front arc; without ``roller_arcs``, the belt points from end to end, then the upper points),
+    ``sprocket_radius`` (m) and the roller centres and radii in the hub frame (m)."""
 
     name: str
     frame: int
@@ -33,6 +34,7 @@ class TrackInfo:
     front: tuple[float, float]
     rear_radius: float
     front_radius: float
+    roller_arcs: bool = True
 
 
 def tracks(model: WmrModel) -> list[TrackInfo]:
@@ -40,9 +42,12 @@ def tracks(model: WmrModel) -> list[TrackInfo]:
     out = []
     for name in model.track_names:
         idx = tuple(w for w, e in enumerate(model.wheels) if e.track == name)
-        rear, front = model.wheels[idx[0]], model.wheels[idx[-1]]
+        # the ends of the lower run: the arcs, or (without roller arcs) the first and last belt points, whose
+        # circles are the rollers
+        ends = [model.wheels[w] for w in idx if model.wheels[w].kind in ("arc", "belt")]
+        rear, front = ends[0], ends[-1]
         out.append(TrackInfo(name, int(model.wheel_frame[idx[0]]), idx, rear.rolling, tuple(rear.centre),
-                             tuple(front.centre), rear.radius, front.radius))
+                             tuple(front.centre), rear.radius, front.radius, rear.kind == "arc"))
     return out
 
 

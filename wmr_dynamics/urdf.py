@@ -41,7 +41,8 @@ from wmr_dynamics.vehicle_schema import validate as validate_config
 YAML_KEYS = {"name", "urdf", "base_link", "description", "actuated_joints", "wheels", "tracks", "joint_constraints",
              "constraint_models", "joint_springs", "contact", "actuators", "controller", "initial_pose", "cg_offset"}
 WHEEL_KEYS = {"radius", "width", "shape", "tube_radius"}
-TRACK_KEYS = {"sprocket_radius", "belt_points", "upper_points", "width", "rear", "front", "rear_radius", "front_radius"}
+TRACK_KEYS = {"sprocket_radius", "belt_points", "upper_points", "roller_arcs", "width", "rear", "front", "rear_radius",
+              "front_radius"}
 _AXES = "XYZ"
 
 #: Plausibility limits of a wheeled robot's URDF (SI units); larger magnitudes are refused as wrong units or a
@@ -414,7 +415,8 @@ class _Builder:
         track = Track(frame=link, sprocket_radius=float(spec.get("sprocket_radius", outline["rear_radius"])),
                       rear=tuple(outline["rear"]), front=tuple(outline["front"]),
                       rear_radius=float(outline["rear_radius"]), front_radius=float(outline["front_radius"]),
-                      belt_points=n, width=float(outline["width"]), name=link, upper_points=n_up)
+                      belt_points=n, width=float(outline["width"]), name=link, upper_points=n_up,
+                      roller_arcs=spec.get("roller_arcs", True))
         try:
             return track_elements(track)
         except ModelError as e:

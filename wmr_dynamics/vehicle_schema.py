@@ -50,6 +50,11 @@ def one_of(*choices: str) -> Check:
     return check
 
 
+def flag(path: str, v: Any) -> None:
+    if not isinstance(v, bool):
+        _fail(path, "true or false", v)
+
+
 def vector(n: int, item: Check) -> Check:
     def check(path: str, v: Any) -> None:
         if not isinstance(v, (list, tuple)) or len(v) != n:
@@ -140,7 +145,7 @@ SCHEMA = record({
     "wheels": mapping_of(record({"radius": number(0.0, 10.0, "m", lo_open=True), "width": number(0.0, 10.0, "m"),
                                  "shape": one_of("cylinder", "torus"), "tube_radius": number(0.0, 10.0, "m")})),
     "tracks": mapping_of(record({"sprocket_radius": number(0.0, 10.0, "m", lo_open=True),
-                                 "belt_points": number(0, 60), "upper_points": number(0, 60),
+                                 "belt_points": number(0, 60), "upper_points": number(0, 60), "roller_arcs": flag,
                                  "width": number(0.0, 10.0, "m"),
                                  "rear": vector(2, number(-1e3, 1e3, "m")), "front": vector(2, number(-1e3, 1e3, "m")),
                                  "rear_radius": number(0.0, 10.0, "m", lo_open=True),
