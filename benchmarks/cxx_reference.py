@@ -74,6 +74,8 @@ CASES = (
      "talon-cxx-sampling", "linear", ["rocky_rough_0"], 0.01),
     ("Talon, linear, ours with the C++'s contacts (roller_arcs: false, belt_points 3: fixed points only)", "talon",
      "dyn", "talon-cxx-points", "linear", ["rocky_rough_0"], 0.01),
+    ("Talon, linear, ours with the C++'s contacts and its tolerance", "talon", "dyn", "talon-cxx-points",
+     "linear-cxx-tol", ["rocky_rough_0"], 0.01),
     ("Talon, linear, ours with the C++'s tolerance", "talon", "dyn", "talon", "linear-cxx-tol", ["rocky_rough_0"],
      0.01),
     ("Talon, linear, ours with the states recorded (as the C++'s loop)", "talon", "dyn", "talon", "linear-states",
