@@ -494,16 +494,18 @@ def _talon_without_arcs(tmp_path, extra: str = ""):
 
 def test_without_roller_arcs_the_belt_points_sample_the_lower_run_end_to_end(tmp_path, talon):
     """``roller_arcs: false``: n belt points at s = k/(n−1) from the rear roller's lowest point to the front's
-    (circles interpolating the rollers', a 0.1 m and a 0.05 m roller here), each with half the spacing as its
-    stretch; the upper points keep their places between the ends; the track's outline is unchanged."""
+    (circles interpolating the rollers', a 0.1 m and a 0.05 m roller here); the inner ones with half the spacing
+    as their stretch, the two ends along the same line but not sliding (1e-9 of it); the upper points keep their
+    places between the ends; the track's outline is unchanged."""
     t = Track(frame="t", sprocket_radius=0.1, rear=(-0.3, 0.0), front=(0.3, 0.05), rear_radius=0.1,
               front_radius=0.05, belt_points=4, upper_points=1, roller_arcs=False)
     el = track_elements(t)
     assert [e.kind for e in el] == ["belt"] * 4 + ["upper"]
-    for e, s in zip(el[:4], (0.0, 1 / 3, 2 / 3, 1.0), strict=True):
+    half = np.array((0.1, 0.05 / 3))  # ½ spacing along the line through the rollers' lowest points (z −0.1 → 0)
+    for e, s, stretch in zip(el[:4], (0.0, 1 / 3, 2 / 3, 1.0), (1e-9, 1.0, 1.0, 1e-9), strict=True):
         assert e.centre == pytest.approx((-0.3 + 0.6 * s, 0.05 * s))
         assert e.radius == pytest.approx(0.1 - 0.05 * s)
-        assert e.run == pytest.approx((0.1, 0.5 * (0.05 - 0.05 - (0.0 - 0.1)) / 3))  # ½ spacing, lowest points' line
+        assert np.allclose(e.run, stretch * half, rtol=1e-12, atol=0.0)
     assert el[4].centre == pytest.approx((0.0, 0.025))  # s = ½, as with the arcs
     m = _talon_without_arcs(tmp_path, ", upper_points: 1")
     for a, b in zip(tracks(m), tracks(talon), strict=True):
@@ -563,3 +565,42 @@ def test_without_roller_arcs_a_level_drive_matches_the_arcs_at_the_same_points(t
     for r in runs:
         assert r.q[-1, 4] == pytest.approx(3.0, rel=0.02)
     assert np.abs(runs[0].q[:, 4:7] - runs[1].q[:, 4:7]).max() < 5e-4
+
+
+def test_without_roller_arcs_an_edge_ahead_of_the_track_is_not_felt(tmp_path):
+    """The end points do not slide: a 10 cm step whose edge lies 5 cm ahead of the front roller's lowest point
+    (inside the half spacing a sliding stretch would reach) leaves the front end point's contact at its fixed
+    point on the ground (Δz 0, closed form), where a stretch reaching past the roller would have met the step."""
+    m = _talon_without_arcs(tmp_path)
+    T = forward_kinematics(m, _level_state(m))
+    ends = [T[t.frame, :3, 3] + T[t.frame, :3, :3] @ np.array([t.front[0], 0.0, -R_S]) for t in tracks(m)]
+    edge = ends[0][0] + 0.05
+    step = Box(center=(edge + 1.0, 0.0), size=(2.0, 3.0), height=0.10)
+    c = wheel_contacts(m, T, step, track_edges=True)
+    for t, p in zip(tracks(m), ends, strict=True):
+        w = t.elements[2]
+        assert p[2] == pytest.approx(0.0, abs=1e-12)  # the front end point on the ground, the step just ahead
+        assert c.dz[w] == pytest.approx(0.0, abs=1e-12)
+        assert np.allclose(c.points[w], p, atol=1e-12)
+
+
+def test_without_roller_arcs_every_belt_point_moves_along_the_run(tmp_path):
+    """On a tapered outline (rollers 0.127 and 0.08 m, the front 2 cm higher) the lower run slopes against the
+    hub's x axis; CSM moves every belt point at r_s along it, the ends too (their column follows the run's
+    direction, not the roller's bottom tangent).  Level on a plane: each point's column is −r_s ê·x̂_c, with ê
+    the unit run direction (closed form)."""
+    block = "\n".join(f"{j}: {{rear: [-0.3, 0.0], front: [0.3, 0.02], rear_radius: 0.127, front_radius: 0.08, "
+                      f"width: 0.15, sprocket_radius: 0.1, roller_arcs: false}}"
+                      for j in ("left_track_joint", "right_track_joint"))
+    m = wd.load_model(_talon_yaml(tmp_path, block))
+    T = forward_kinematics(m, _level_state(m, z=0.5))
+    c = wheel_contacts(m, T, Plane())
+    A = wheel_jacobians(m, T, c)
+    e = np.array([0.6, 0.0, (0.02 - 0.08) - (0.0 - 0.127)])
+    e /= np.linalg.norm(e)
+    for side, t in enumerate(tracks(m)):
+        assert len(t.elements) == 3
+        for w in t.elements:
+            expected = -0.1 * (c.frames[w].T @ (T[t.frame, :3, :3] @ e))
+            assert np.allclose(A[3 * w:3 * w + 2, 6 + side], expected[:2], atol=1e-12)
+            assert A[3 * w + 2, 6 + side] == 0.0

@@ -163,8 +163,11 @@ class Track:
     ``roller_arcs`` False leaves the end rollers' arcs out: the ``belt_points`` (at least 2) then sample the
     lower run from the rear roller's lowest point to the front's, both ends included — the thesis author's
     C++ Talon's track (wmrde's ``npflat`` points).  Each contact is then one fixed point, so the track costs
-    what the C++'s does (docs/tracks.md, "Speed"), but nothing climbs an edge: the rollers' fronts do not touch
-    (and on terrains with edges the end points' stretches reach half a spacing past the rollers' lowest points).
+    what the C++'s does (docs/tracks.md, "Speed").  The rollers' fronts do not touch: a step is met only once
+    the front end point is inside it, and the penalty of that penetration lifts the track — mounted, not
+    climbed by the belt.  The two end points do not slide (on terrains with edges a stretch of half a spacing
+    about them would reach past the rollers, ahead of the belt, and feel an obstacle there); the points between
+    them slide within their stretches as with the arcs.
     """
 
     frame: str
@@ -178,6 +181,11 @@ class Track:
     name: str | None = None
     upper_points: int = 0
     roller_arcs: bool = True
+
+
+#: the end points of a lower run without roller arcs: their stretch as a fraction of the others' — the run's
+#: direction (which their belt column follows, kinematics.jacobians._belt_column) at a length that does not slide
+_END_STRETCH = 1e-9
 
 
 def track_elements(track: Track) -> list[Wheel]:
@@ -220,11 +228,13 @@ def track_elements(track: Track) -> list[Wheel]:
         # each point's stretch: half the spacing along the line through the rollers' lowest (highest) points
         run = (0.5 * (xf - xr) / gaps, 0.5 * ((zf + side * track.front_radius) - (zr + side * track.rear_radius))
                / gaps)
+        end_run = (_END_STRETCH * run[0], _END_STRETCH * run[1])
         for k in range(n):
             s = k / gaps if ends else (k + 1) / gaps
             r = (1 - s) * track.rear_radius + s * track.front_radius
             out.append(Wheel(radius=float(r), kind=kind, centre=((1 - s) * xr + s * xf, (1 - s) * zr + s * zf),
-                             name=f"{name}/{kind}{k}", run=run, **common))
+                             name=f"{name}/{kind}{k}", run=end_run if ends and k in (0, n - 1) else run,
+                             **common))
     if arcs:
         out.append(Wheel(radius=float(track.front_radius), kind="arc", centre=(xf, zf), name=f"{name}/front",
                          **common))
