@@ -7,6 +7,7 @@ roller radius), finite differences of points fixed to the outline, and closed fo
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -495,17 +496,18 @@ def _talon_without_arcs(tmp_path, extra: str = ""):
 def test_without_roller_arcs_the_belt_points_sample_the_lower_run_end_to_end(tmp_path, talon):
     """``roller_arcs: false``: n belt points at s = k/(n−1) from the rear roller's lowest point to the front's
     (circles interpolating the rollers', a 0.1 m and a 0.05 m roller here); the inner ones with half the spacing
-    as their stretch, the two ends along the same line but not sliding (1e-9 of it); the upper points keep their
-    places between the ends; the track's outline is unchanged."""
+    along the run, the inner ones sliding within it and the two ends not (``slides`` False); the upper points keep
+    their places between the ends; the track's outline is unchanged."""
     t = Track(frame="t", sprocket_radius=0.1, rear=(-0.3, 0.0), front=(0.3, 0.05), rear_radius=0.1,
               front_radius=0.05, belt_points=4, upper_points=1, roller_arcs=False)
     el = track_elements(t)
     assert [e.kind for e in el] == ["belt"] * 4 + ["upper"]
     half = np.array((0.1, 0.05 / 3))  # ½ spacing along the line through the rollers' lowest points (z −0.1 → 0)
-    for e, s, stretch in zip(el[:4], (0.0, 1 / 3, 2 / 3, 1.0), (1e-9, 1.0, 1.0, 1e-9), strict=True):
+    for e, s, slides in zip(el[:4], (0.0, 1 / 3, 2 / 3, 1.0), (False, True, True, False), strict=True):
         assert e.centre == pytest.approx((-0.3 + 0.6 * s, 0.05 * s))
         assert e.radius == pytest.approx(0.1 - 0.05 * s)
-        assert np.allclose(e.run, stretch * half, rtol=1e-12, atol=0.0)
+        assert np.allclose(e.run, half, rtol=1e-12, atol=0.0)
+        assert e.slides is slides
     assert el[4].centre == pytest.approx((0.0, 0.025))  # s = ½, as with the arcs
     m = _talon_without_arcs(tmp_path, ", upper_points: 1")
     for a, b in zip(tracks(m), tracks(talon), strict=True):
@@ -514,7 +516,7 @@ def test_without_roller_arcs_the_belt_points_sample_the_lower_run_end_to_end(tmp
         assert [m.wheels[w].kind for w in a.elements] == ["belt", "belt", "belt", "upper"]
 
 
-def test_bad_roller_arcs_descriptions_are_refused_with_the_reason(tmp_path):
+def test_bad_roller_arcs_descriptions_are_refused_with_the_reason(tmp_path, talon):
     good = dict(frame="t", sprocket_radius=0.1, rear=(-0.3, 0.0), front=(0.3, 0.0), rear_radius=0.1,
                 front_radius=0.1)
     with pytest.raises(ModelError, match="without roller_arcs .* at least 2 .* got 1"):
@@ -523,6 +525,9 @@ def test_bad_roller_arcs_descriptions_are_refused_with_the_reason(tmp_path):
         track_elements(Track(**good, roller_arcs="no"))
     with pytest.raises(wd.errors.VehicleConfigError, match="roller_arcs: expected true or false, got 0"):
         wd.load_model(_talon_yaml(tmp_path, "left_track_joint: {roller_arcs: 0}"))
+    bad = dataclasses.replace(talon.wheels[1], slides="no")  # an element made by hand
+    with pytest.raises(ModelError, match="slides must be true or false, got 'no'"):
+        dataclasses.replace(talon, wheels=(talon.wheels[0], bad, *talon.wheels[2:]))
 
 
 def test_without_roller_arcs_the_contacts_are_the_run_points_closed_form(tmp_path):

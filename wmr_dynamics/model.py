@@ -21,7 +21,9 @@ array             shape           meaning
 ``wheel_kind``    (nw,)           0 wheel, 1 track arc, 2 lower-run point, 3 upper-run point (:class:`Wheel`)
 ``wheel_centre``  (nw, 3)         centre of the element's circle in the hub frame, m (0 for a wheel)
 ``wheel_circle``  (nw,)           radius of the element's circle for collision, m (a wheel's outer radius)
-``wheel_run``     (nw, 3)         a run point's half stretch of its run in the hub frame, m (0: a wheel, an arc)
+``wheel_run``     (nw, 3)         a run point's half spacing along its run in the hub frame, m (0: a wheel, an arc)
+``wheel_slides``  (nw,)           True for a run point whose contact slides within ±``wheel_run`` on terrains
+                                  with edges (False: a wheel, an arc, the ends of a run without roller arcs)
 ``wheel_widths``  (nw,)           m
 ``wheel_torus``   (nw,)           True for torus wheels (Auchter et al.)
 ``wheel_tube_radii`` (nw,)        tread crown (tube) radius of a torus wheel, m; 0 for a 3D circle
@@ -118,9 +120,11 @@ class Wheel:
     is the circle's lowest point in the hub frame, a fixed point of the lower run; an ``"upper"`` element its
     highest point, a fixed point of the upper run (it touches when the track is turned over).  Each moves with
     the belt: its contact-point velocity along the outline is ``rolling_radius``·θ̇ (the sprocket radius r_s).
-    A run point's ``run`` = (x, z) (m, hub frame) is half its stretch of the run: on terrains with edges its
-    contact slides within ±run of the fixed point to the terrain's highest point under the belt
-    (``compiled/collision.py``, :func:`~wmr_dynamics.compiled.collision._run_contact`).
+    A run point's ``run`` = (x, z) (m, hub frame) is half its spacing along the run: its direction is the belt's
+    there, and on terrains with edges a point that ``slides`` (the default) moves its contact within ±run of the
+    fixed point to the terrain's highest point under the belt
+    (``compiled/collision.py``, :func:`~wmr_dynamics.compiled.collision._run_contact`); one that does not
+    (the two ends of a run without roller arcs) stays at its fixed point.
     ``name`` identifies the element (default: the frame name); ``track`` names its track.
     """
 
@@ -135,6 +139,7 @@ class Wheel:
     name: str | None = None
     track: str | None = None
     run: tuple[float, float] = (0.0, 0.0)
+    slides: bool = True
 
     @property
     def label(self) -> str:
@@ -183,10 +188,6 @@ class Track:
     roller_arcs: bool = True
 
 
-#: the end points of a lower run without roller arcs: their stretch as a fraction of the others' — the run's
-#: direction (which their belt column follows, kinematics.jacobians._belt_column) at a length that does not slide
-_END_STRETCH = 1e-9
-
 
 def track_elements(track: Track) -> list[Wheel]:
     """The contact elements of a track: rear arc, ``belt_points`` lower-run points (rear to front),
@@ -228,12 +229,11 @@ def track_elements(track: Track) -> list[Wheel]:
         # each point's stretch: half the spacing along the line through the rollers' lowest (highest) points
         run = (0.5 * (xf - xr) / gaps, 0.5 * ((zf + side * track.front_radius) - (zr + side * track.rear_radius))
                / gaps)
-        end_run = (_END_STRETCH * run[0], _END_STRETCH * run[1])
         for k in range(n):
             s = k / gaps if ends else (k + 1) / gaps
             r = (1 - s) * track.rear_radius + s * track.front_radius
             out.append(Wheel(radius=float(r), kind=kind, centre=((1 - s) * xr + s * xf, (1 - s) * zr + s * zf),
-                             name=f"{name}/{kind}{k}", run=end_run if ends and k in (0, n - 1) else run,
+                             name=f"{name}/{kind}{k}", run=run, slides=not (ends and k in (0, n - 1)),
                              **common))
     if arcs:
         out.append(Wheel(radius=float(track.front_radius), kind="arc", centre=(xf, zf), name=f"{name}/front",
@@ -550,6 +550,8 @@ def _validate_element(w: Wheel, where: str) -> None:
     _finite2(w.run, f"{where}: run")
     if w.kind in ("wheel", "arc") and tuple(w.run) != (0.0, 0.0):
         raise ModelError(f"{where}: only a run point ('belt', 'upper') has a stretch of run, got run={w.run!r}")
+    if not isinstance(w.slides, (bool, np.bool_)):
+        raise ModelError(f"{where}: slides must be true or false, got {w.slides!r}")
     if not (np.isfinite(w.rolling) and w.rolling > 0):
         raise ModelError(f"{where}: rolling_radius must be a positive number of metres, got {w.rolling_radius!r}")
     if w.kind == "wheel" and (tuple(w.centre) != (0.0, 0.0) or w.track is not None):
@@ -608,6 +610,7 @@ def _compile(m: WmrModel) -> None:
     wheel_centre = np.array([(w.centre[0], 0.0, w.centre[1]) for w in m.wheels], dtype=float).reshape(-1, 3)
     wheel_circle = np.array([w.radius for w in m.wheels], dtype=float)
     wheel_run = np.array([(w.run[0], 0.0, w.run[1]) for w in m.wheels], dtype=float).reshape(-1, 3)
+    wheel_slides = np.array([w.kind in ("belt", "upper") and bool(w.slides) for w in m.wheels], dtype=bool)
     wheel_width = np.array([w.width for w in m.wheels], dtype=float)
     wheel_torus = np.array([w.shape == "torus" for w in m.wheels], dtype=bool)
     wheel_tube = np.array([w.tube_radius if w.shape == "torus" else 0.0 for w in m.wheels], dtype=float)
@@ -621,6 +624,7 @@ def _compile(m: WmrModel) -> None:
                   inertia=inertia, I_spatial=I_sp, joint_lower=lower, joint_upper=upper,
                   wheel_frame=wheel_frame, wheel_radii=wheel_radius, wheel_widths=wheel_width,
                   wheel_kind=wheel_kind, wheel_centre=wheel_centre, wheel_circle=wheel_circle, wheel_run=wheel_run,
+                  wheel_slides=wheel_slides,
                   wheel_torus=wheel_torus, wheel_tube_radii=wheel_tube, A_joint=A_joint, b_joint=b_joint)
     for key, arr in arrays.items():
         arr.setflags(write=False)

@@ -299,7 +299,8 @@ def wheel_contacts_kernel(md: ModelData, td: TerrainData, T_world: NDArray, n_sa
         if edges and kind == KIND_ARC:  # a track's roller arc: the belt surface's normal (at an edge: the corner)
             v, cx, cy, cz, nx, ny, nz = _belt_surface(ox, oy, oz, ax, ay, az, bx, by, bz, rc, v, cx, cy, cz, nx, ny,
                                                       nz)
-        elif edges and kind != KIND_WHEEL and not _warm_terrain(td.kind):  # a run point on a terrain with edges
+        elif edges and kind != KIND_WHEEL and md.wheel_centre[w, 5] != 0.0 and not _warm_terrain(td.kind):
+            # a run point that slides (WmrModel.wheel_slides), on a terrain with edges
             v, cx, cy, cz, nx, ny, nz = _run_contact(td, ax, ay, az, bx, by, bz, rc, md.wheel_centre[w, 3],
                                                      md.wheel_centre[w, 4], kind == KIND_UPPER, v, cx, cy, cz, nx, ny,
                                                      nz)

@@ -43,10 +43,11 @@ class ModelData(NamedTuple):
     wheel_radius: NDArray  # (nw,) m, rolling radius (contact speed per rad/s; a track's sprocket radius)
     wheel_tube: NDArray  # (nw,) m, torus tube radius (0 = thin cylinder)
     wheel_kind: NDArray  # (nw,) int64, 0 wheel, 1 track arc, 2 lower-run point, 3 upper-run point (ELEMENT_KINDS)
-    wheel_centre: NDArray  # (nw, 5) m: the element's circle centre in the hub frame (x, 0, z; 0 for a wheel), then
-    # a run point's half stretch of its run (r_x, r_z; 0 for wheels and arcs) — WmrModel.wheel_centre and .wheel_run
-    # in one array: every non-inlined kernel call passes ModelData by value, and a sixth array field of its own made
-    # the Zoë step ≈ 5 % slower
+    wheel_centre: NDArray  # (nw, 6) m: the element's circle centre in the hub frame (x, 0, z; 0 for a wheel), then
+    # a run point's half spacing along its run (r_x, r_z; 0 for wheels and arcs: the belt's direction there), then 1
+    # where its contact slides within ±(r_x, r_z) on terrains with edges, else 0 — WmrModel.wheel_centre, .wheel_run
+    # and .wheel_slides in one array: every non-inlined kernel call passes ModelData by value, and a sixth array
+    # field of its own made the Zoë step ≈ 5 % slower
     wheel_circle: NDArray  # (nw,) m, the element's circle radius for collision (a wheel's outer radius)
     actuated_frames: NDArray  # (na,) int64, frames of the actuated joints (WmrModel.actuated_joint_names order)
     A_joint: NDArray  # (nc, ndof) holonomic joint constraints (eq. 2.26)
@@ -70,6 +71,7 @@ def model_data(model: WmrModel) -> ModelData:
         parent=c(model.parent), jtype=c(model.joint_type), T0=c(model.T0), I_spatial=c(model.I_spatial),
         joint_lower=c(model.joint_lower), joint_upper=c(model.joint_upper), wheel_frame=c(model.wheel_frame),
         wheel_radius=c(model.wheel_radii), wheel_tube=c(model.wheel_tube_radii), wheel_kind=c(model.wheel_kind),
-        wheel_centre=np.hstack([model.wheel_centre, model.wheel_run[:, [0, 2]]]), wheel_circle=c(model.wheel_circle),
+        wheel_centre=np.hstack([model.wheel_centre, model.wheel_run[:, [0, 2]],
+                                model.wheel_slides[:, None].astype(float)]), wheel_circle=c(model.wheel_circle),
         actuated_frames=np.flatnonzero(model.actuated).astype(np.int64), A_joint=c(model.A_joint),
         b_joint=c(model.b_joint), total_mass=float(model.total_mass), gravity=float(G))

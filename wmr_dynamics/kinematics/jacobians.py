@@ -73,7 +73,7 @@ def _belt_column(md: ModelData, T_world: NDArray, w: int, r_c: NDArray, R_c: NDA
     """
     f = md.wheel_frame[w]
     o0, o1, o2, a0, a1, a2, b0, b1, b2 = _element_circle(md, T_world, w, f)
-    rx, rz = md.wheel_centre[w, 3], md.wheel_centre[w, 4]  # the run's half stretch (WmrModel.wheel_run)
+    rx, rz = md.wheel_centre[w, 3], md.wheel_centre[w, 4]  # along the run: half its spacing (WmrModel.wheel_run)
     if rx != 0.0 or rz != 0.0:  # a run point (its contact may slide along its stretch): r_s ∓ along the run
         s = md.wheel_radius[w] / math.sqrt(rx * rx + rz * rz) / md.wheel_circle[w]
         if md.wheel_kind[w] == KIND_BELT:  # the lower run moves backwards, the upper forwards
