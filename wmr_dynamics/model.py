@@ -188,7 +188,6 @@ class Track:
     roller_arcs: bool = True
 
 
-
 def track_elements(track: Track) -> list[Wheel]:
     """The contact elements of a track: rear arc, ``belt_points`` lower-run points (rear to front),
     ``upper_points`` upper-run points (rear to front), front arc — without ``roller_arcs``: the lower-run points
