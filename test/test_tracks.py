@@ -462,8 +462,6 @@ def test_the_coulomb_active_set_ends_every_step_inside_the_friction_cone(talon):
     held elements' split forces inside the cone, the sliding ones on it.  Driving straight, elements are in
     both states (a run where all stick or all slide would not test the set's rules); a skid-steer turn slides
     nearly every contact."""
-    import dataclasses
-
     from wmr_dynamics.scenarios.paths import rough_terrain_path
     from wmr_dynamics.terrain import load_wmrde_grid
 
@@ -556,8 +554,6 @@ def test_without_roller_arcs_a_level_drive_matches_the_arcs_at_the_same_points(t
     points: Talon with belt_points 1 and its arcs, and Talon with 3 end-to-end points and no arcs, touch at the
     same 3 points per run.  Two element kinds (a searched circle, a fixed point) must give the same drive:
     0.3 m/s for 10 s → 3.0 m within 2 %, and the two runs within 0.5 mm of each other."""
-    import dataclasses
-
     points = _talon_without_arcs(tmp_path)
     wheels = []
     for t in tracks(talon):
